@@ -1,0 +1,133 @@
+// pipelink/contract.h — the in-memory form of a component contract (see docs/contracts.md).
+//
+// Parsing fills the declared fields and their source locations; the resolve pass fills every
+// Quantity::value once facts are known. Nothing here is allocated yet: that is allocate's job.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pipelink/diagnostics.h"
+#include "pipelink/expr.h"
+
+namespace pipelink {
+
+// A count or size: an expression over facts, where it was written, and its value once resolved.
+struct Quantity {
+  Expr expr;
+  SourceLoc loc;
+  int64_t value = 0;
+};
+
+enum class FactType { I32, U32, I64, U64 };
+const char* fact_type_name(FactType t);
+
+struct FactProvide {
+  std::string name;
+  Quantity value;
+  FactType type = FactType::U32;
+};
+
+struct FactUse {
+  std::string name;
+  std::optional<int64_t> min, max, multiple_of;
+  std::vector<int64_t> one_of;
+  std::optional<FactType> type;
+  SourceLoc loc;
+};
+
+struct SmemRegion {
+  std::string name;
+  Quantity bytes;
+  int64_t align = 16;
+  std::vector<std::string> live;  // empty = always live
+  SourceLoc loc;
+};
+
+struct NamedBarrier {
+  std::string name;
+  Quantity threads;
+  SourceLoc loc;
+};
+
+struct MbarrierGroup {
+  std::string name;
+  Quantity count;
+  Quantity arrivals;
+  SourceLoc loc;
+};
+
+struct TensorDecl {
+  std::string name;
+  std::string dtype;    // bf16 f16 f32 ...
+  Quantity rows, cols;
+  std::string layout = "row";    // row | col
+  std::string swizzle = "none";  // none | 128B
+  std::string space = "smem";
+  SourceLoc loc;
+};
+
+enum class PortDir { Out, In };
+enum class Arrive { One, Warp, Thread };
+enum class Completion { Arrive, Tx };
+
+struct PortDecl {
+  std::string name;
+  PortDir dir = PortDir::Out;
+  Quantity stages;
+  Completion completion = Completion::Arrive;
+  Arrive arrive = Arrive::One;
+  std::vector<std::string> guarantees, requires_;
+  std::vector<TensorDecl> tensors;
+  // Stages per tile, an expression over facts and u32 params (e.g. "ceil_div(K, tile_k)").
+  // Only a generated transfer needs it, to know how many stages to move per tile.
+  Expr per_tile;
+  SourceLoc per_tile_loc;
+  SourceLoc loc;
+};
+
+enum class ParamType { TensorMap, Ptr, U32, I32, U64, F32 };
+const char* param_type_name(ParamType t);
+
+struct ParamDecl {
+  std::string name;
+  ParamType type = ParamType::Ptr;
+  SourceLoc loc;
+};
+
+struct TilesDecl {
+  bool present = false;
+  std::string order = "row_major";
+  Quantity tile_m, tile_n;
+  std::string extent_m, extent_n;
+  SourceLoc loc;
+};
+
+struct Contract {
+  std::string path;       // as given
+  std::string dir;        // directory of the contract, for object/source paths
+  std::string name, owner, entry, object, source;
+  SourceLoc loc;          // [component] table
+  SourceLoc object_loc;
+  std::optional<Quantity> instances;
+
+  std::vector<FactProvide> provides;
+  std::vector<FactUse> uses;
+
+  Quantity warps;
+  bool warpgroup = false;
+  std::optional<Quantity> registers;
+  SourceLoc warps_loc;
+
+  std::vector<SmemRegion> smem;
+  std::vector<NamedBarrier> barriers;
+  std::vector<MbarrierGroup> mbarriers;
+  std::vector<PortDecl> ports;
+  std::vector<ParamDecl> params;
+  TilesDecl tiles;
+};
+
+}  // namespace pipelink

@@ -1,0 +1,216 @@
+// pipelink/device.cuh — the one header a PipeLink component includes.
+//
+// A component is an `extern "C" __device__ void entry(const pl::Ctx&)` compiled on its own
+// (NVRTC -dlto, or nvcc -dc with code=lto_90a). Everything the linker decides reaches it as a
+// *link-time binding*, never as a compile-time constant:
+//   * facts:  `PL_FACT_DECL(unsigned, stages)` declares the extern symbol `pl_fact_stages`;
+//             `PL_FACT(stages)` reads it. The generated unit defines it with external linkage,
+//             so nvJitLink -lto folds it into an immediate.
+//   * slots:  `ctx.slots` points at this instance's `const pl::Slots`, defined by the generated
+//             unit; shared-memory offsets, barrier ids, mbarrier offsets, pipe ports and kernel
+//             parameter indices are read from it in *contract declaration order*.
+// Values that must be immediates inside a component (wgmma shapes, register-array sizes,
+// setmaxnreg) cannot be link-time bindings: the owner provides them as facts at compile time.
+//
+// This header needs no host headers, so NVRTC compiles components without a host toolchain
+// (only a PL_CHECKED build under nvcc includes <cstdio> for printf).
+#pragma once
+
+#if defined(PL_CHECKED) && !defined(__CUDACC_RTC__)
+#include <cstdio>  // device printf under nvcc; NVRTC has it built in
+#endif
+
+namespace pl {
+
+// Capacities of the binding table; the linker rejects contracts that exceed them.
+constexpr unsigned kMaxSmem = 8;      // [[smem]] regions per component
+constexpr unsigned kMaxBarriers = 4;  // [[named_barrier]] entries per component
+constexpr unsigned kMaxMbarriers = 8; // [[mbarrier]] groups per component
+constexpr unsigned kMaxPorts = 4;     // [[port]] entries per component
+constexpr unsigned kMaxTensors = 4;   // tensors in one pipe stage
+constexpr unsigned kMaxParams = 8;    // [[param]] entries per component
+constexpr unsigned kArgTensorMaps = 4;
+constexpr unsigned kArgWords = 24;
+
+// One end of a pipe: a ring of `stages` stages in shared memory guarded by full/empty mbarriers.
+struct Port {
+  unsigned buffer;                // smem offset of stage 0
+  unsigned stage_bytes;           // distance between stages
+  unsigned stages;
+  unsigned full;                  // smem offset of stage 0's "full" mbarrier (stride 8 bytes)
+  unsigned empty;                 // smem offset of stage 0's "empty" mbarrier (stride 8 bytes)
+  unsigned tx_bytes;              // bytes this producer instance announces per stage (TMA ports)
+  unsigned tensor[kMaxTensors];   // offset of each declared tensor inside a stage
+  unsigned part;                  // index of this instance among the instances on this port end
+  unsigned parts;                 // number of instances on this port end
+};
+
+struct Slots {
+  unsigned smem[kMaxSmem];        // smem offsets of the [[smem]] regions
+  unsigned bar[kMaxBarriers];     // hardware named-barrier ids (1..15)
+  unsigned bar_threads[kMaxBarriers];
+  unsigned mbar[kMaxMbarriers];   // smem offsets of the [[mbarrier]] groups (stride 8); use ctx.mbar(i, j)
+  Port port[kMaxPorts];
+  unsigned param[kMaxParams];     // index into Args::tmap (tensormap params) or Args::word
+  unsigned warp_base;             // first warp of this instance in the block
+  unsigned warps;                 // warps of this instance
+  unsigned instance;              // index among the instances of this component
+  unsigned instances;
+};
+
+// A CUtensorMap, opaque to the device side (128 bytes, 64-byte aligned).
+struct alignas(64) TensorMap { unsigned long long opaque[16]; };
+
+// The fused kernel's single parameter. The linker assigns each named [[param]] a slot; the host
+// fills them by name through pipelink::Launch (see include/pipelink/runtime.h).
+struct alignas(128) Args {  // 128: the host's CUtensorMap alignment, so both sides agree on size
+  TensorMap tmap[kArgTensorMaps];
+  unsigned long long word[kArgWords];
+};
+
+struct Tile { unsigned m, n, linear; };
+
+struct Ctx {
+  const Slots* slots;
+  const Args* args;
+  unsigned char* smem;            // dynamic shared memory base (1024-byte aligned)
+
+  __device__ __forceinline__ unsigned warp() const { return (threadIdx.x >> 5) - slots->warp_base; }
+  __device__ __forceinline__ unsigned thread() const { return threadIdx.x - slots->warp_base * 32; }
+  __device__ __forceinline__ unsigned threads() const { return slots->warps * 32; }
+  template <class T> __device__ __forceinline__ T* smem_at(unsigned region) const {
+    return reinterpret_cast<T*>(smem + slots->smem[region]);
+  }
+  template <class T> __device__ __forceinline__ T* ptr(unsigned param) const {
+    return reinterpret_cast<T*>(args->word[slots->param[param]]);
+  }
+  __device__ __forceinline__ unsigned u32(unsigned param) const {
+    return static_cast<unsigned>(args->word[slots->param[param]]);
+  }
+  __device__ __forceinline__ const TensorMap* tmap(unsigned param) const {
+    return &args->tmap[slots->param[param]];
+  }
+  // Shared-window address of mbarrier j of the component's [[mbarrier]] group `group`.
+  __device__ __forceinline__ unsigned mbar(unsigned group, unsigned j = 0) const;
+};
+
+// The tile sequence is generated by the linker (one scheduler for the whole kernel); every
+// component that declares [tiles] walks it with `for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i)`.
+extern "C" __device__ bool pl_tile_at(const Args* args, unsigned iteration, Tile* tile);
+__device__ __forceinline__ bool tile_at(const Ctx& ctx, unsigned i, Tile& t) { return pl_tile_at(ctx.args, i, &t); }
+
+// ---- PTX wrappers ---------------------------------------------------------------------------
+__device__ __forceinline__ unsigned smem_addr(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void mbar_init(unsigned addr, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(addr), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(unsigned addr) {
+  asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" ::"r"(addr) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive_expect_tx(unsigned addr, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;" ::"r"(addr), "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ bool mbar_try_wait(unsigned addr, unsigned parity) {
+  unsigned ok;
+  asm volatile(
+      "{\n .reg .pred p;\n mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2, 1000000;\n"
+      " selp.u32 %0, 1, 0, p;\n}\n"
+      : "=r"(ok)
+      : "r"(addr), "r"(parity)
+      : "memory");
+  return ok != 0;
+}
+// Waits for the phase of parity `parity` to complete. With PL_CHECKED defined, gives up after
+// about 2^31 cycles, prints where it was and traps instead of hanging the GPU.
+__device__ __forceinline__ void mbar_wait(unsigned addr, unsigned parity, unsigned port = 0xffffffffu,
+                                          unsigned stage = 0) {
+#ifdef PL_CHECKED
+  long long start = clock64();
+  while (!mbar_try_wait(addr, parity)) {
+    if (clock64() - start > (1ll << 31)) {
+      printf("pipelink: mbarrier wait timed out (block %d thread %d, port %u, stage %u, parity %u)\n",
+             blockIdx.x, threadIdx.x, port, stage, parity);
+      asm volatile("trap;");
+    }
+  }
+#else
+  (void)port; (void)stage;
+  while (!mbar_try_wait(addr, parity)) {
+  }
+#endif
+}
+__device__ __forceinline__ void named_barrier_sync(unsigned id, unsigned threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void fence_async_shared() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+// 2-D TMA load of box (c0, c1) = (inner, outer) coordinates into shared memory, completing on mbar.
+__device__ __forceinline__ void tma_load_2d(void* dst, const TensorMap* map, unsigned mbar, int c0, int c1) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];"
+      ::"r"(smem_addr(dst)), "l"(map), "r"(mbar), "r"(c0), "r"(c1)
+      : "memory");
+}
+__device__ __forceinline__ void prefetch_tmap(const TensorMap* map) {
+  asm volatile("prefetch.tensormap [%0];" ::"l"(map) : "memory");
+}
+
+__device__ __forceinline__ unsigned Ctx::mbar(unsigned group, unsigned j) const {
+  return smem_addr(smem) + slots->mbar[group] + 8 * j;
+}
+
+// ---- Pipes ----------------------------------------------------------------------------------
+// Producer end. Per stage: acquire() → fill (TMA via expect_tx(), or plain stores) → commit().
+// Arrival counts and transaction bytes are computed by the linker from every contract on the
+// pipe, so a producer never hard-codes them.
+struct PipeWriter {
+  const Port* p;
+  unsigned stage = 0, phase = 0, port_index;
+  unsigned base;  // shared-window address of ctx.smem: Port offsets are relative to it
+  __device__ __forceinline__ PipeWriter(const Ctx& ctx, unsigned port)
+      : p(&ctx.slots->port[port]), port_index(port), base(smem_addr(ctx.smem)) {}
+  __device__ __forceinline__ unsigned full_bar() const { return base + p->full + 8 * stage; }
+  __device__ __forceinline__ unsigned empty_bar() const { return base + p->empty + 8 * stage; }
+  template <class T> __device__ __forceinline__ T* tensor(const Ctx& ctx, unsigned t) const {
+    return reinterpret_cast<T*>(ctx.smem + p->buffer + stage * p->stage_bytes + p->tensor[t]);
+  }
+  __device__ __forceinline__ void acquire() const { mbar_wait(empty_bar(), phase ^ 1u, port_index, stage); }
+  // One thread of a TMA producer: announce this instance's bytes and arrive once.
+  __device__ __forceinline__ void expect_tx() const { mbar_arrive_expect_tx(full_bar(), p->tx_bytes); }
+  // Plain-store producers: each arriving thread (per the port's `arrive` rule) calls commit().
+  __device__ __forceinline__ void commit() const { mbar_arrive(full_bar()); }
+  __device__ __forceinline__ void advance() {
+    if (++stage == p->stages) { stage = 0; phase ^= 1u; }
+  }
+};
+
+// Consumer end. Per stage: wait() → read → release() → advance().
+struct PipeReader {
+  const Port* p;
+  unsigned stage = 0, phase = 0, port_index;
+  unsigned base;  // shared-window address of ctx.smem: Port offsets are relative to it
+  __device__ __forceinline__ PipeReader(const Ctx& ctx, unsigned port)
+      : p(&ctx.slots->port[port]), port_index(port), base(smem_addr(ctx.smem)) {}
+  __device__ __forceinline__ unsigned full_bar() const { return base + p->full + 8 * stage; }
+  __device__ __forceinline__ unsigned empty_bar() const { return base + p->empty + 8 * stage; }
+  template <class T> __device__ __forceinline__ T* tensor(const Ctx& ctx, unsigned t) const {
+    return reinterpret_cast<T*>(ctx.smem + p->buffer + stage * p->stage_bytes + p->tensor[t]);
+  }
+  __device__ __forceinline__ void wait() const { mbar_wait(full_bar(), phase, port_index, stage); }
+  __device__ __forceinline__ void release() const { mbar_arrive(empty_bar()); }
+  __device__ __forceinline__ void advance() {
+    if (++stage == p->stages) { stage = 0; phase ^= 1u; }
+  }
+};
+
+}  // namespace pl
+
+// Facts are link-wide: one symbol per fact, defined (with external linkage) by the generated unit.
+#define PL_FACT_DECL(type, name) extern "C" __device__ const type pl_fact_##name
+#define PL_FACT(name) (pl_fact_##name)
+// A component's entry point.
+#define PL_COMPONENT(entry) extern "C" __device__ void entry(const pl::Ctx& ctx)

@@ -1,0 +1,40 @@
+// pipelink/expr.h — integer expressions over facts ("tile_m * tile_k * 2", "ceil_div(K, tile_k)").
+//
+// Parsed once from a contract string; evaluated after facts are resolved. Does not know where
+// facts come from: evaluation takes a lookup callback.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pipelink {
+
+struct ExprNode;
+
+class Expr {
+ public:
+  Expr() = default;
+  static Expr constant(int64_t v);
+  // Parses `text`; on failure returns false and sets `error`.
+  static bool parse(const std::string& text, Expr& out, std::string& error);
+
+  bool empty() const { return !root_; }
+  const std::string& text() const { return text_; }
+  // Names this expression reads, in first-use order, without duplicates.
+  std::vector<std::string> names() const;
+  // Evaluates; unknown names and arithmetic errors are reported through `error`.
+  // Renders as a C++ expression, each name replaced by map(name) (for generated code).
+  std::string to_cpp(const std::function<std::string(const std::string&)>& map) const;
+  std::optional<int64_t> eval(const std::function<std::optional<int64_t>(const std::string&)>& lookup,
+                              std::string& error) const;
+
+ private:
+  std::shared_ptr<const ExprNode> root_;
+  std::string text_;
+};
+
+}  // namespace pipelink

@@ -1,0 +1,71 @@
+// pipelink/runtime.h — loads a linked cubin through the CUDA driver API and launches it.
+//
+//   pipelink::Module m;
+//   if (auto s = m.load("gemm.cubin", "gemm.map"); !s) { ...s.message... }
+//   m.set_tensormap("a_map", map_a); m.set_ptr("C", dC); m.set_u32("M", M); ...
+//   if (auto s = m.launch(grid, stream); !s) ...
+//
+// The map's `launch` and `param` lines give the kernel name, block size, dynamic shared memory
+// and each parameter's slot, so the host fills arguments by name. Every driver call is checked;
+// failures come back as a Status, never an abort. A current CUDA context is expected.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <map>
+#include <string>
+
+namespace pipelink {
+
+struct Status {
+  bool ok = true;
+  std::string message;
+  explicit operator bool() const { return ok; }
+  static Status error(std::string m) { return Status{false, std::move(m)}; }
+};
+
+// Host mirror of pl::Args (include/pipelink/device.cuh); the layouts must match.
+struct alignas(64) HostArgs {
+  CUtensorMap tmap[4];
+  unsigned long long word[24];
+};
+static_assert(sizeof(CUtensorMap) == 128, "CUtensorMap is 128 bytes");
+static_assert(sizeof(HostArgs) == 768 && offsetof(HostArgs, word) == 512, "HostArgs must match pl::Args");
+
+class Module {
+ public:
+  Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+  ~Module();
+
+  Status load(const std::string& cubin_path, const std::string& map_path);
+
+  Status set_ptr(const std::string& name, CUdeviceptr p);
+  Status set_u32(const std::string& name, unsigned v);
+  Status set_tensormap(const std::string& name, const CUtensorMap& m);
+  // Launches `grid` blocks of threads() threads with smem_bytes() of dynamic shared memory.
+  Status launch(unsigned grid, CUstream stream = nullptr);
+
+  unsigned threads() const { return threads_; }
+  unsigned smem_bytes() const { return smem_; }
+  const std::string& kernel_name() const { return kernel_; }
+  CUfunction function() const { return fn_; }
+
+ private:
+  struct Param { std::string type; unsigned slot; bool set = false; };
+  Status slot(const std::string& name, const char* want, Param*& out);
+
+  CUmodule mod_ = nullptr;
+  CUfunction fn_ = nullptr;
+  std::string kernel_;
+  unsigned threads_ = 0, smem_ = 0;
+  std::map<std::string, Param> params_;
+  HostArgs args_{};
+};
+
+// "cuXxx failed: CUDA_ERROR_... (description)"
+std::string cu_error(CUresult r, const char* what);
+
+}  // namespace pipelink

@@ -1,0 +1,366 @@
+// allocate — places everything jointly: warps and warpgroups, register budgets, named-barrier
+// ids, kernel-parameter slots, pipes (and generated transfers), shared-memory offsets and mbarrier
+// slots. Checks the totals against the target as it goes (smem, barriers, threads, registers).
+//
+// Deterministic: instances are visited in input order, pipes in first-mention order, and smem
+// blocks are placed largest first with ties broken by creation order. Does not: generate code.
+#include <algorithm>
+#include <numeric>
+#include <sstream>
+
+#include "context.h"
+
+namespace pipelink {
+
+namespace {
+
+int64_t align_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+
+bool lifetimes_meet(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  if (a.empty() || b.empty()) return true;
+  for (const auto& x : a)
+    for (const auto& y : b)
+      if (x == y) return true;
+  return false;
+}
+
+bool views_differ(const Pipe& p) {
+  for (size_t i = 0; i < p.tensors.size() && i < p.consumer_view.size(); ++i)
+    if (p.tensors[i].layout != p.consumer_view[i].layout || p.tensors[i].swizzle != p.consumer_view[i].swizzle) return true;
+  return false;
+}
+
+// Each transfer is a one-warp generated role: consumer of the producers' pipe, producer of a new
+// pipe in the consumers' layout. Consumers are re-pointed at the new pipe.
+void insert_transfers(LinkContext& ctx) {
+  size_t n = ctx.pipes.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (ctx.pipes[i].producers.empty() || ctx.pipes[i].consumers.empty() || !views_differ(ctx.pipes[i])) continue;
+    Pipe to;
+    to.name = ctx.pipes[i].name + ".xfer";
+    to.stages = ctx.pipes[i].stages;
+    to.tensors = ctx.pipes[i].consumer_view;
+    to.consumer_view = ctx.pipes[i].consumer_view;
+    to.consumers = ctx.pipes[i].consumers;
+    to.transfer_from = static_cast<int>(i);
+    ctx.pipes[i].consumers.clear();
+    ctx.pipes[i].consumer_view = ctx.pipes[i].tensors;
+    ctx.pipes[i].transfer_to = static_cast<int>(ctx.pipes.size());
+    ctx.pipes.push_back(std::move(to));
+  }
+}
+
+void place_warps(LinkContext& ctx) {
+  Diagnostics& d = ctx.diags;
+  std::vector<int> packed, aligned;
+  for (size_t i = 0; i < ctx.instances.size(); ++i)
+    (ctx.instances[i].contract->warpgroup ? aligned : packed).push_back(static_cast<int>(i));
+  unsigned warp = 0;
+  for (int i : packed) {
+    Instance& in = ctx.instances[i];
+    in.warps = static_cast<unsigned>(std::max<int64_t>(in.contract->warps.value, 0));
+    in.warp_base = warp;
+    warp += in.warps;
+  }
+  for (Pipe& p : ctx.pipes)
+    if (p.transfer_to >= 0) p.transfer_warp = warp++;
+  bool any_registers = false;
+  for (const Instance& in : ctx.instances) any_registers |= in.contract->registers.has_value();
+  if (!aligned.empty() || any_registers) warp = static_cast<unsigned>(align_up(warp, 4));
+  for (int i : aligned) {
+    Instance& in = ctx.instances[i];
+    in.warps = static_cast<unsigned>(std::max<int64_t>(in.contract->warps.value, 0));
+    in.warp_base = warp;
+    warp += in.warps;
+  }
+  ctx.total_warps = warp;
+  int64_t threads = int64_t(warp) * 32;
+  if (threads > ctx.target.max_threads) {
+    Diagnostic& x = d.error("threads-limit", "the link needs " + std::to_string(threads) + " threads per block (" +
+                                                 std::to_string(warp) + " warps); the target allows " +
+                                                 std::to_string(ctx.target.max_threads));
+    for (const Instance& in : ctx.instances)
+      x.notes.push_back(in.name + ": " + std::to_string(in.warps) + " warps, declared at " + in.contract->warps.loc.str());
+  }
+  if (warp == 0) return;
+  unsigned groups = (warp + 3) / 4;
+  for (unsigned g = 0; g < groups; ++g) {
+    WarpGroup wg;
+    wg.index = g;
+    for (size_t i = 0; i < ctx.instances.size(); ++i) {
+      const Instance& in = ctx.instances[i];
+      if (in.warps && in.warp_base / 4 <= g && (in.warp_base + in.warps - 1) / 4 >= g) wg.instances.push_back(static_cast<int>(i));
+    }
+    for (const Pipe& p : ctx.pipes)
+      if (p.transfer_to >= 0 && p.transfer_warp / 4 == g) wg.has_transfer = true;
+    ctx.warpgroups.push_back(wg);
+  }
+}
+
+void assign_registers(LinkContext& ctx) {
+  Diagnostics& d = ctx.diags;
+  unsigned threads = ctx.total_warps * 32;
+  if (!threads) return;
+  const Target& t = ctx.target;
+  int64_t cap = std::min<int64_t>(t.regs_per_sm / threads, 255) / t.regs_step * t.regs_step;
+  ctx.entry_registers = static_cast<int>(cap);
+  bool any = false;
+  for (WarpGroup& wg : ctx.warpgroups) {
+    int budget = 0;
+    std::string first;
+    for (int i : wg.instances) {
+      const Instance& in = ctx.instances[i];
+      if (!in.contract->registers) continue;
+      int r = static_cast<int>(in.contract->registers->value);
+      if (budget && r != budget)
+        d.warning("registers", "warpgroup " + std::to_string(wg.index) + " holds '" + first + "' (" + std::to_string(budget) +
+                                   " registers) and '" + in.name + "' (" + std::to_string(r) +
+                                   "); setmaxnreg applies per warpgroup, so it gets the larger budget", in.contract->registers->loc);
+      if (r > budget) { budget = r; first = in.name; }
+      if (first.empty()) first = in.name;
+    }
+    for (int i : wg.instances) ctx.instances[i].registers = budget;
+    wg.registers = budget;
+    any |= budget > 0;
+  }
+  if (!any) return;
+  if (!t.setmaxnreg) {
+    d.error("registers", "register budgets need setmaxnreg, which target " + t.arch + " lacks (use sm_90a)");
+    return;
+  }
+  // setmaxnreg moves registers within the block's launch allocation (cap * threads). An increase
+  // that the pool cannot satisfy waits forever: the hang in NVIDIA/cutlass#2007.
+  int64_t sum = 0;
+  std::ostringstream terms;
+  std::map<int, int> by_budget;
+  for (const WarpGroup& wg : ctx.warpgroups) by_budget[wg.registers ? wg.registers : static_cast<int>(cap)]++;
+  bool first_term = true;
+  for (auto it = by_budget.rbegin(); it != by_budget.rend(); ++it) {
+    sum += int64_t(it->first) * it->second;
+    terms << (first_term ? "" : " + ") << it->first << "*" << it->second;
+    first_term = false;
+  }
+  int64_t pool = cap * int64_t(ctx.warpgroups.size());
+  if (sum > pool) {
+    Diagnostic& x = d.error("registers", "register budgets over-subscribe the block's register file: " + terms.str() + " = " +
+                                             std::to_string(sum) + " > " + std::to_string(cap) + "*" +
+                                             std::to_string(ctx.warpgroups.size()) + " = " + std::to_string(pool) +
+                                             " registers per thread-of-warpgroup (" + std::to_string(threads) +
+                                             " threads launch with " + std::to_string(cap) + " each); setmaxnreg.inc would wait forever");
+    for (const Instance& in : ctx.instances)
+      if (in.contract->registers) x.notes.push_back(in.name + " asks " + std::to_string(in.contract->registers->value) + " at " +
+                                                    in.contract->registers->loc.str());
+  }
+}
+
+void assign_barriers(LinkContext& ctx) {
+  unsigned next = 1;  // id 0 is __syncthreads
+  int64_t threads = int64_t(ctx.total_warps) * 32;
+  for (Instance& in : ctx.instances) {
+    for (const NamedBarrier& b : in.contract->barriers) {
+      in.bar.push_back(next);
+      ctx.barriers.push_back({next, in.name, b.name, b.threads.value, b.threads.loc});
+      if (b.threads.value > threads)
+        ctx.diags.error("barrier-limit", "'" + in.name + "': named barrier '" + b.name + "' waits for " +
+                                             std::to_string(b.threads.value) + " threads but the block has " + std::to_string(threads), b.threads.loc);
+      ++next;
+    }
+  }
+  unsigned used = next - 1;
+  if (used > ctx.target.named_barriers - 1) {
+    Diagnostic& x = ctx.diags.error("barrier-limit", "the link needs " + std::to_string(used) + " named barriers; the target has " +
+                                                         std::to_string(ctx.target.named_barriers - 1) + " (ids 1.." +
+                                                         std::to_string(ctx.target.named_barriers - 1) + ", id 0 is __syncthreads)");
+    std::map<std::string, int> per;
+    std::vector<std::string> order;
+    for (const BarrierSlot& b : ctx.barriers) { if (!per[b.owner]++) order.push_back(b.owner); }
+    for (const std::string& o : order) x.notes.push_back(o + " holds " + std::to_string(per[o]));
+  }
+}
+
+void assign_params(LinkContext& ctx) {
+  std::map<std::string, size_t> index;
+  for (Instance& in : ctx.instances) {
+    for (const ParamDecl& p : in.contract->params) {
+      auto [it, fresh] = index.emplace(p.name, ctx.params.size());
+      if (fresh) {
+        ParamSlot s;
+        s.name = p.name;
+        s.type = p.type;
+        s.loc = p.loc;
+        s.slot = p.type == ParamType::TensorMap ? ctx.tmap_slots++ : ctx.word_slots++;
+        ctx.params.push_back(s);
+      }
+      ParamSlot& s = ctx.params[it->second];
+      if (std::find(s.users.begin(), s.users.end(), in.contract->name) == s.users.end()) s.users.push_back(in.contract->name);
+      in.params.push_back(s.slot);
+    }
+  }
+  if (ctx.tmap_slots > 4) ctx.diags.error("capacity", "the link has " + std::to_string(ctx.tmap_slots) + " tensormap params; pl::Args holds 4");
+  if (ctx.word_slots > 24) ctx.diags.error("capacity", "the link has " + std::to_string(ctx.word_slots) + " scalar/pointer params; pl::Args holds 24");
+}
+
+void bind_ports(LinkContext& ctx) {
+  Diagnostics& d = ctx.diags;
+  for (Instance& in : ctx.instances) in.ports.assign(in.contract->ports.size(), PortBinding{});
+  for (size_t pi = 0; pi < ctx.pipes.size(); ++pi) {
+    Pipe& p = ctx.pipes[pi];
+    int64_t data = 0;
+    for (PipeTensor& t : p.tensors) {
+      int64_t a = t.swizzle == "128B" ? 1024 : 128;
+      data = align_up(data, a);
+      t.offset = static_cast<unsigned>(data);
+      data += t.bytes();
+    }
+    // consumer_view shares offsets (same shapes, same order)
+    for (size_t k = 0; k < p.consumer_view.size() && k < p.tensors.size(); ++k) p.consumer_view[k].offset = p.tensors[k].offset;
+    p.stage_bytes = static_cast<unsigned>(align_up(data, 1024));
+    int64_t full = 0, empty = 0;
+    unsigned tx_producers = 0;
+    for (size_t k = 0; k < p.producers.size(); ++k) {
+      Instance& in = ctx.instances[p.producers[k].instance];
+      const PortDecl& pd = in.contract->ports[p.producers[k].port];
+      full += arrivals_per_instance(pd.arrive, in.warps);
+      tx_producers += pd.completion == Completion::Tx;
+      PortBinding& b = in.ports[p.producers[k].port];
+      b.pipe = static_cast<int>(pi);
+      b.part = static_cast<unsigned>(k);
+      b.parts = static_cast<unsigned>(p.producers.size());
+    }
+    if (p.transfer_from >= 0) full += 1;  // the transfer warp's lane 0
+    for (size_t k = 0; k < p.consumers.size(); ++k) {
+      Instance& in = ctx.instances[p.consumers[k].instance];
+      const PortDecl& pd = in.contract->ports[p.consumers[k].port];
+      empty += arrivals_per_instance(pd.arrive, in.warps);
+      PortBinding& b = in.ports[p.consumers[k].port];
+      b.pipe = static_cast<int>(pi);
+      b.part = static_cast<unsigned>(k);
+      b.parts = static_cast<unsigned>(p.consumers.size());
+    }
+    if (p.transfer_to >= 0) empty += 1;
+    p.full_count = static_cast<unsigned>(full);
+    p.empty_count = static_cast<unsigned>(empty);
+    if (tx_producers) {
+      if (data % tx_producers != 0)
+        d.error("port-mismatch", "pipe '" + p.name + "': " + std::to_string(data) + " bytes per stage cannot be split evenly among " +
+                                     std::to_string(tx_producers) + " TMA producers");
+      for (const PipeEnd& e : p.producers) ctx.instances[e.instance].ports[e.port].tx_bytes = static_cast<unsigned>(data / tx_producers);
+    }
+  }
+}
+
+struct Block { SmemBlock b; size_t order; };
+
+void place_smem(LinkContext& ctx) {
+  Diagnostics& d = ctx.diags;
+  std::vector<SmemBlock> blocks;
+  // Rings, then component regions, then the mbarrier block (always live: an mbarrier's bytes are
+  // never shared with anything, see facebookexperimental/triton#462).
+  for (const Pipe& p : ctx.pipes) {
+    bool swz = false;
+    for (const PipeTensor& t : p.tensors) swz |= t.swizzle == "128B";
+    SmemBlock b;
+    b.name = "ring";
+    b.owner = "pipe " + p.name;
+    b.bytes = int64_t(p.stage_bytes) * p.stages;
+    b.align = swz ? 1024 : 128;
+    blocks.push_back(b);
+  }
+  for (const Instance& in : ctx.instances)
+    for (const SmemRegion& r : in.contract->smem) {
+      SmemBlock b;
+      b.name = r.name;
+      b.owner = in.name;
+      b.bytes = r.bytes.value;
+      b.align = r.align;
+      b.live = r.live;
+      b.loc = r.bytes.loc;
+      blocks.push_back(b);
+    }
+  // mbarriers: 8 bytes each; pipes' full/empty first, then component groups.
+  unsigned mb = 0;
+  for (const Pipe& p : ctx.pipes) mb += 2 * static_cast<unsigned>(std::max<int64_t>(p.stages, 0));
+  for (const Instance& in : ctx.instances)
+    for (const MbarrierGroup& m : in.contract->mbarriers) mb += static_cast<unsigned>(std::max<int64_t>(m.count.value, 0));
+  if (mb) {
+    SmemBlock b;
+    b.name = "mbarriers";
+    b.owner = "pipelink";
+    b.bytes = int64_t(mb) * 8;
+    b.align = 8;
+    blocks.push_back(b);
+  }
+  std::vector<size_t> order(blocks.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return blocks[a].bytes > blocks[b].bytes; });
+  std::vector<size_t> placed;
+  int64_t total = 0;
+  for (size_t i : order) {
+    SmemBlock& b = blocks[i];
+    std::vector<int64_t> candidates{0};
+    for (size_t j : placed)
+      if (lifetimes_meet(b.live, blocks[j].live)) candidates.push_back(blocks[j].offset + blocks[j].bytes);
+    std::sort(candidates.begin(), candidates.end());
+    int64_t chosen = -1;
+    for (int64_t c : candidates) {
+      int64_t off = align_up(c, b.align);
+      bool ok = true;
+      for (size_t j : placed) {
+        const SmemBlock& o = blocks[j];
+        if (lifetimes_meet(b.live, o.live) && off < int64_t(o.offset) + o.bytes && int64_t(o.offset) < off + b.bytes) { ok = false; break; }
+      }
+      if (ok) { chosen = off; break; }
+    }
+    b.offset = static_cast<unsigned>(chosen);
+    placed.push_back(i);
+    total = std::max(total, chosen + b.bytes);
+  }
+  ctx.smem = blocks;
+  ctx.smem_bytes = static_cast<unsigned>(align_up(total, 128));
+  if (total > ctx.target.max_smem) {
+    Diagnostic& x = d.error("smem-limit", "the link needs " + std::to_string(total) + " bytes of shared memory per block; " +
+                                              ctx.target.arch + " allows " + std::to_string(ctx.target.max_smem));
+    std::vector<size_t> big(blocks.size());
+    std::iota(big.begin(), big.end(), 0);
+    std::stable_sort(big.begin(), big.end(), [&](size_t a, size_t b) { return blocks[a].bytes > blocks[b].bytes; });
+    for (size_t i : big)
+      x.notes.push_back(blocks[i].owner + " '" + blocks[i].name + "': " + std::to_string(blocks[i].bytes) + " bytes" +
+                        (blocks[i].loc.known() ? " at " + blocks[i].loc.str() : ""));
+  }
+  // Hand the offsets back to pipes and instances (same creation order as above).
+  size_t k = 0;
+  for (Pipe& p : ctx.pipes) p.buffer = blocks[k++].offset;
+  for (Instance& in : ctx.instances)
+    for (size_t r = 0; r < in.contract->smem.size(); ++r) in.smem.push_back(blocks[k++].offset);
+  if (mb) {
+    unsigned at = blocks[k].offset;
+    for (Pipe& p : ctx.pipes) {
+      p.full = at;
+      ctx.mbarriers.push_back({at, static_cast<unsigned>(p.stages), p.full_count, "pipe " + p.name, "full"});
+      at += 8 * static_cast<unsigned>(p.stages);
+      p.empty = at;
+      ctx.mbarriers.push_back({at, static_cast<unsigned>(p.stages), p.empty_count, "pipe " + p.name, "empty"});
+      at += 8 * static_cast<unsigned>(p.stages);
+    }
+    for (Instance& in : ctx.instances)
+      for (const MbarrierGroup& m : in.contract->mbarriers) {
+        in.mbar.push_back(at);
+        ctx.mbarriers.push_back({at, static_cast<unsigned>(m.count.value), m.arrivals.value, in.name, m.name});
+        at += 8 * static_cast<unsigned>(m.count.value);
+      }
+  }
+}
+
+}  // namespace
+
+void allocate(LinkContext& ctx) {
+  insert_transfers(ctx);
+  place_warps(ctx);
+  assign_registers(ctx);
+  assign_barriers(ctx);
+  assign_params(ctx);
+  bind_ports(ctx);
+  place_smem(ctx);
+}
+
+}  // namespace pipelink

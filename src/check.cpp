@@ -1,0 +1,267 @@
+// check — compares contracts with each other and with the target, before anything is allocated.
+//
+// Does: instance counts, warp and register declarations, binding-table capacities, pipe
+// connectivity and agreement (stages, dtypes, shapes, guarantees; layout differences become
+// transfers), parameter types, one tile sequence. Builds ctx.pipes (ends and tensors) for
+// allocate. Does not: place anything or check totals against the target (allocate does, since
+// totals exist only once things are placed).
+#include <sstream>
+
+#include "context.h"
+
+namespace pipelink {
+
+const char* param_type_name(ParamType t) {
+  switch (t) {
+    case ParamType::TensorMap: return "tensormap";
+    case ParamType::Ptr: return "ptr";
+    case ParamType::U32: return "u32";
+    case ParamType::I32: return "i32";
+    case ParamType::U64: return "u64";
+    case ParamType::F32: return "f32";
+  }
+  return "?";
+}
+
+int64_t dtype_bytes(const std::string& t) {
+  if (t == "f32" || t == "i32" || t == "u32") return 4;
+  if (t == "bf16" || t == "f16") return 2;
+  if (t == "u8" || t == "i8" || t == "f8e4m3" || t == "f8e5m2") return 1;
+  return 0;
+}
+
+int64_t arrivals_per_instance(Arrive a, unsigned warps) {
+  switch (a) {
+    case Arrive::One: return 1;
+    case Arrive::Warp: return warps;
+    case Arrive::Thread: return int64_t(warps) * 32;
+  }
+  return 1;
+}
+
+namespace {
+
+std::string who(const Contract& c) { return c.name + " (" + c.owner + ")"; }
+
+void check_capacity(LinkContext& ctx, const Contract& c) {
+  auto cap = [&](size_t n, unsigned max, const char* what, const SourceLoc& loc) {
+    if (n > max)
+      ctx.diags.error("capacity", "component '" + c.name + "' declares " + std::to_string(n) + " " + what +
+                                      "; a component's binding table holds at most " + std::to_string(max), loc);
+  };
+  cap(c.smem.size(), 8, "[[smem]] regions", c.loc);
+  cap(c.barriers.size(), 4, "named barriers", c.loc);
+  cap(c.mbarriers.size(), 8, "mbarrier groups", c.loc);
+  cap(c.ports.size(), 4, "ports", c.loc);
+  cap(c.params.size(), 8, "params", c.loc);
+  for (const PortDecl& p : c.ports) cap(p.tensors.size(), 4, ("tensors on port '" + p.name + "'").c_str(), p.loc);
+}
+
+void check_component(LinkContext& ctx, const Contract& c, unsigned instances) {
+  Diagnostics& d = ctx.diags;
+  check_capacity(ctx, c);
+  if (c.instances && c.instances->value != instances)
+    d.error("instances", "component '" + c.name + "' must be instantiated " + std::to_string(c.instances->value) +
+                             " times (instances = " + c.instances->expr.text() + ") but the link has " +
+                             std::to_string(instances), c.instances->loc)
+        .notes.push_back("list its contract " + std::to_string(c.instances->value) + " times on the command line");
+  if (c.warps.value <= 0)
+    d.error("warpgroup", "component '" + c.name + "' must run on at least one warp (count = " + std::to_string(c.warps.value) + ")", c.warps.loc);
+  if (c.warpgroup && c.warps.value % 4 != 0)
+    d.error("warpgroup", "component '" + c.name + "' needs whole warpgroups but declares " + std::to_string(c.warps.value) +
+                             " warps; a warpgroup is 4 consecutive warps starting at a multiple of 4", c.warps.loc);
+  if (c.registers) {
+    int64_t r = c.registers->value;
+    const Target& t = ctx.target;
+    if (r < t.min_regs || r > t.max_regs || r % t.regs_step != 0)
+      d.error("registers", "component '" + c.name + "': register budget " + std::to_string(r) +
+                               " is not a setmaxnreg value (" + std::to_string(t.min_regs) + ".." + std::to_string(t.max_regs) +
+                               " in steps of " + std::to_string(t.regs_step) + ")", c.registers->loc);
+  }
+  for (const NamedBarrier& b : c.barriers)
+    if (b.threads.value <= 0 || b.threads.value % 32 != 0)
+      d.error("barrier-limit", "component '" + c.name + "': named barrier '" + b.name + "' takes " +
+                                   std::to_string(b.threads.value) + " threads; bar.sync needs a positive multiple of 32", b.threads.loc);
+  for (const SmemRegion& r : c.smem)
+    if (r.bytes.value <= 0)
+      d.error("smem-limit", "component '" + c.name + "': smem region '" + r.name + "' has " + std::to_string(r.bytes.value) + " bytes", r.bytes.loc);
+  for (const MbarrierGroup& m : c.mbarriers)
+    if (m.count.value <= 0 || m.arrivals.value <= 0 || m.arrivals.value >= (1 << 20))
+      d.error("mbarrier", "component '" + c.name + "': mbarrier group '" + m.name + "' needs count > 0 and 0 < arrivals < 2^20", m.loc);
+}
+
+PipeTensor view(const TensorDecl& t) {
+  PipeTensor v;
+  v.name = t.name;
+  v.dtype = t.dtype;
+  v.rows = t.rows.value;
+  v.cols = t.cols.value;
+  v.elem_bytes = dtype_bytes(t.dtype);
+  v.layout = t.layout;
+  v.swizzle = t.swizzle;
+  return v;
+}
+
+bool has(const std::vector<std::string>& v, const std::string& s) {
+  for (const auto& x : v) if (x == s) return true;
+  return false;
+}
+
+void connect_pipes(LinkContext& ctx) {
+  Diagnostics& d = ctx.diags;
+  std::map<std::string, int> index;
+  for (size_t i = 0; i < ctx.instances.size(); ++i) {
+    const Contract& c = *ctx.instances[i].contract;
+    for (size_t p = 0; p < c.ports.size(); ++p) {
+      const PortDecl& pd = c.ports[p];
+      auto [it, fresh] = index.emplace(pd.name, static_cast<int>(ctx.pipes.size()));
+      if (fresh) { ctx.pipes.emplace_back(); ctx.pipes.back().name = pd.name; }
+      Pipe& pipe = ctx.pipes[it->second];
+      (pd.dir == PortDir::Out ? pipe.producers : pipe.consumers).push_back({static_cast<int>(i), static_cast<int>(p)});
+    }
+  }
+  auto port = [&](const PipeEnd& e) -> const PortDecl& { return ctx.instances[e.instance].contract->ports[e.port]; };
+  auto inst = [&](const PipeEnd& e) -> const Instance& { return ctx.instances[e.instance]; };
+  for (Pipe& pipe : ctx.pipes) {
+    if (pipe.producers.empty() || pipe.consumers.empty()) {
+      const PipeEnd& e = pipe.producers.empty() ? pipe.consumers.front() : pipe.producers.front();
+      d.error("port-unconnected", "pipe '" + pipe.name + "' has " + (pipe.producers.empty() ? "no producer" : "no consumer") +
+                                      ": port '" + pipe.name + "' of '" + inst(e).name + "' is connected to nothing", port(e).loc)
+          .notes.push_back("ports connect by name: another component needs a port '" + pipe.name + "' with direction '" +
+                           (pipe.producers.empty() ? "out" : "in") + "'");
+      continue;
+    }
+    const PortDecl& p0 = port(pipe.producers.front());
+    const Contract& c0 = *inst(pipe.producers.front()).contract;
+    pipe.stages = p0.stages.value;
+    if (pipe.stages <= 0) d.error("port-mismatch", "pipe '" + pipe.name + "': stages must be positive", p0.stages.loc);
+    pipe.tx = p0.completion == Completion::Tx;
+    for (const TensorDecl& t : p0.tensors) pipe.tensors.push_back(view(t));
+    std::vector<PipeEnd> ends = pipe.producers;
+    ends.insert(ends.end(), pipe.consumers.begin(), pipe.consumers.end());
+    const PortDecl* consumer_ref = nullptr;
+    const Contract* consumer_ref_c = nullptr;
+    for (const PipeEnd& e : ends) {
+      const PortDecl& p = port(e);
+      const Contract& c = *inst(e).contract;
+      if (&p == &p0) continue;
+      auto mismatch = [&](const std::string& what, const SourceLoc& loc) {
+        d.error("port-mismatch", "pipe '" + pipe.name + "': " + what, loc)
+            .notes.push_back("producer " + who(c0) + " declares the port at " + p0.loc.str());
+      };
+      if (p.stages.value != pipe.stages)
+        mismatch("'" + c.name + "' declares " + std::to_string(p.stages.value) + " stages but '" + c0.name + "' declares " +
+                     std::to_string(pipe.stages), p.stages.loc);
+      if (p.dir == PortDir::Out && p.completion != p0.completion)
+        mismatch("producers '" + c0.name + "' and '" + c.name + "' complete stages differently (tx vs arrive)", p.loc);
+      if (p.tensors.size() != p0.tensors.size()) {
+        mismatch("'" + c.name + "' expects " + std::to_string(p.tensors.size()) + " tensors per stage, '" + c0.name + "' has " +
+                     std::to_string(p0.tensors.size()), p.loc);
+        continue;
+      }
+      for (size_t k = 0; k < p.tensors.size(); ++k) {
+        const TensorDecl& a = p0.tensors[k];
+        const TensorDecl& b = p.tensors[k];
+        std::string tn = "tensor " + std::to_string(k) + " ('" + a.name + "')";
+        if (a.name != b.name) mismatch(tn + " is named '" + b.name + "' by '" + c.name + "'", b.loc);
+        if (a.dtype != b.dtype)
+          mismatch(tn + ": '" + c0.name + "' has dtype " + a.dtype + ", '" + c.name + "' expects " + b.dtype +
+                       " (a transfer moves data; precision conversion is the components' business)", b.loc);
+        if (a.rows.value != b.rows.value || a.cols.value != b.cols.value)
+          mismatch(tn + ": '" + c0.name + "' has shape [" + std::to_string(a.rows.value) + ", " + std::to_string(a.cols.value) +
+                       "], '" + c.name + "' expects [" + std::to_string(b.rows.value) + ", " + std::to_string(b.cols.value) + "]", b.loc);
+        if (p.dir == PortDir::Out && (a.layout != b.layout || a.swizzle != b.swizzle))
+          mismatch(tn + ": producers '" + c0.name + "' and '" + c.name + "' write different layouts into one stage", b.loc);
+      }
+      if (p.dir == PortDir::In) {
+        if (!consumer_ref) { consumer_ref = &p; consumer_ref_c = &c; }
+        else {
+          for (size_t k = 0; k < p.tensors.size() && k < consumer_ref->tensors.size(); ++k)
+            if (p.tensors[k].layout != consumer_ref->tensors[k].layout || p.tensors[k].swizzle != consumer_ref->tensors[k].swizzle)
+              d.error("port-mismatch", "pipe '" + pipe.name + "': consumers '" + consumer_ref_c->name + "' and '" + c.name +
+                                           "' want tensor '" + p.tensors[k].name + "' in different layouts; one transfer per pipe", p.tensors[k].loc);
+        }
+        for (const std::string& g : p.requires_) {
+          for (const PipeEnd& pe : pipe.producers)
+            if (!has(port(pe).guarantees, g))
+              d.error("port-guarantee", "'" + c.name + "' requires '" + g + "' on pipe '" + pipe.name + "' but producer '" +
+                                            inst(pe).contract->name + "' does not guarantee it", p.loc)
+                  .notes.push_back("producer " + who(*inst(pe).contract) + " declares the port at " + port(pe).loc.str());
+        }
+      }
+    }
+    // Consumer view: where it differs in layout or swizzle, allocate inserts a transfer.
+    if (consumer_ref && consumer_ref->tensors.size() == pipe.tensors.size()) {
+      for (const TensorDecl& t : consumer_ref->tensors) pipe.consumer_view.push_back(view(t));
+    } else {
+      pipe.consumer_view = pipe.tensors;
+    }
+  }
+}
+
+void check_params(LinkContext& ctx) {
+  std::map<std::string, std::pair<const Contract*, const ParamDecl*>> first;
+  for (const auto& c : ctx.contracts)
+    for (const ParamDecl& p : c->params) {
+      auto [it, fresh] = first.emplace(p.name, std::make_pair(c.get(), &p));
+      if (!fresh && it->second.second->type != p.type)
+        ctx.diags.error("param-type", "param '" + p.name + "' is " + param_type_name(p.type) + " in '" + c->name + "' but " +
+                                          param_type_name(it->second.second->type) + " in '" + it->second.first->name + "'", p.loc)
+            .notes.push_back("first declared by " + who(*it->second.first) + " at " + it->second.second->loc.str());
+    }
+}
+
+void check_tiles(LinkContext& ctx) {
+  const Instance* ref = nullptr;
+  for (const Instance& in : ctx.instances) {
+    const TilesDecl& t = in.contract->tiles;
+    if (!t.present) continue;
+    if (!ref) { ref = &in; continue; }
+    const TilesDecl& r = ref->contract->tiles;
+    if (ref->contract == in.contract) continue;
+    std::vector<std::string> diff;
+    if (t.order != r.order) diff.push_back("order " + t.order + " vs " + r.order);
+    if (t.tile_m.value != r.tile_m.value || t.tile_n.value != r.tile_n.value)
+      diff.push_back("tile " + std::to_string(t.tile_m.value) + "x" + std::to_string(t.tile_n.value) + " vs " +
+                     std::to_string(r.tile_m.value) + "x" + std::to_string(r.tile_n.value));
+    if (t.extent_m != r.extent_m || t.extent_n != r.extent_n)
+      diff.push_back("extent [" + t.extent_m + ", " + t.extent_n + "] vs [" + r.extent_m + ", " + r.extent_n + "]");
+    for (const std::string& x : diff)
+      ctx.diags.error("tiles", "components '" + in.contract->name + "' and '" + ref->contract->name +
+                                   "' walk different tile sequences: " + x, t.loc)
+          .notes.push_back(ref->contract->name + " declares its sequence at " + r.loc.str());
+  }
+  if (!ref) return;
+  ctx.tiles = &ref->contract->tiles;
+  ctx.tiles_owner = ref;
+  for (const std::string& e : {ctx.tiles->extent_m, ctx.tiles->extent_n}) {
+    bool found = false;
+    for (const auto& c : ctx.contracts)
+      for (const ParamDecl& p : c->params)
+        if (p.name == e) {
+          found = true;
+          if (p.type != ParamType::U32)
+            ctx.diags.error("tiles", "tile extent '" + e + "' must be a u32 param, but '" + c->name + "' declares it " +
+                                         param_type_name(p.type), p.loc);
+        }
+    if (!found)
+      ctx.diags.error("tiles", "tile extent '" + e + "' is not a param of any component", ctx.tiles->loc);
+  }
+  if (ctx.tiles->tile_m.value <= 0 || ctx.tiles->tile_n.value <= 0)
+    ctx.diags.error("tiles", "tile sizes must be positive", ctx.tiles->loc);
+}
+
+}  // namespace
+
+void check(LinkContext& ctx) {
+  for (const auto& c : ctx.contracts) {
+    unsigned n = 0;
+    for (const Instance& in : ctx.instances) n += in.contract == c.get();
+    check_component(ctx, *c, n);
+  }
+  connect_pipes(ctx);
+  check_params(ctx);
+  check_tiles(ctx);
+}
+
+}  // namespace pipelink

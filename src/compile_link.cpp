@@ -1,0 +1,372 @@
+// compile_link — turns the generated unit and the component objects into one cubin.
+//
+//   1. NVRTC compiles the generated unit to LTO-IR (-dlto -rdc=true). For the monolithic control
+//      it compiles the component sources and the generated unit as one program instead.
+//   2. nvJitLink -lto -ptx links everything into one PTX module (link-time optimisation folds the
+//      bindings). The PTX is inspected: an `.extern` variable left in it is a binding that nothing
+//      defines — nvJitLink itself accepts that silently and ptxas turns it into a zero global.
+//   3. nvJitLink assembles the PTX into the cubin; its ptxas report (registers, spills, static
+//      smem) is kept and checked.
+// PTX component inputs cannot take part in LTO; they are linked at the cubin level (bindings
+// loaded from memory, not folded) and the link says so in a warning.
+//
+// Does not: decide or generate anything; write files (write_outputs).
+#include <nvJitLink.h>
+#include <nvrtc.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "context.h"
+
+namespace pipelink {
+
+namespace {
+
+enum class InputKind { LtoIr, Object, Ptx, Cubin, Fatbin, Unknown };
+
+std::vector<char> read_file(const std::string& path, bool& ok) {
+  std::ifstream f(path, std::ios::binary);
+  ok = static_cast<bool>(f);
+  return std::vector<char>((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+InputKind classify(const std::vector<char>& b, const std::string& path) {
+  auto starts = [&](const char* m, size_t n) { return b.size() >= n && std::equal(m, m + n, b.begin()); };
+  if (starts("\x7f" "ELF", 4)) {
+    // e_machine 190 = EM_CUDA: a cubin; anything else is a host object carrying a fatbin.
+    unsigned machine = b.size() > 19 ? (unsigned char)b[18] | ((unsigned char)b[19] << 8) : 0;
+    return machine == 190 ? InputKind::Cubin : InputKind::Object;
+  }
+  if (starts("\x50\xed\x55\xba", 4)) return InputKind::Fatbin;
+  if (starts("\xed\x43\x4e\x7f", 4) || starts("BC\xc0\xde", 4)) return InputKind::LtoIr;
+  std::string ext = std::filesystem::path(path).extension().string();
+  if (ext == ".ltoir") return InputKind::LtoIr;
+  std::string head(b.begin(), b.begin() + std::min<size_t>(b.size(), 4096));
+  if (head.find(".version") != std::string::npos && head.find(".target") != std::string::npos) return InputKind::Ptx;
+  return InputKind::Unknown;
+}
+
+nvJitLinkInputType jit_kind(InputKind k) {
+  switch (k) {
+    case InputKind::LtoIr: return NVJITLINK_INPUT_LTOIR;
+    case InputKind::Object: return NVJITLINK_INPUT_OBJECT;
+    case InputKind::Ptx: return NVJITLINK_INPUT_PTX;
+    case InputKind::Cubin: return NVJITLINK_INPUT_CUBIN;
+    case InputKind::Fatbin: return NVJITLINK_INPUT_FATBIN;
+    default: return NVJITLINK_INPUT_ANY;
+  }
+}
+
+struct Timer {
+  const LinkContext& ctx;
+  const char* what;
+  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+  ~Timer() {
+    if (!ctx.opt.verbose) return;
+    auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    std::cerr << "pipelink: " << what << ": " << static_cast<long>(ms) << " ms\n";
+  }
+};
+
+std::string nvrtc_log(nvrtcProgram p) {
+  size_t n = 0;
+  nvrtcGetProgramLogSize(p, &n);
+  std::string s(n, '\0');
+  if (n) nvrtcGetProgramLog(p, s.data());
+  while (!s.empty() && (s.back() == '\0' || s.back() == '\n')) s.pop_back();
+  return s;
+}
+
+std::string jit_log(nvJitLinkHandle h, bool error) {
+  size_t n = 0;
+  (error ? nvJitLinkGetErrorLogSize : nvJitLinkGetInfoLogSize)(h, &n);
+  std::string s(n, '\0');
+  if (n) (error ? nvJitLinkGetErrorLog : nvJitLinkGetInfoLog)(h, s.data());
+  while (!s.empty() && (s.back() == '\0' || s.back() == '\n')) s.pop_back();
+  return s;
+}
+
+std::vector<std::string> common_options(const LinkContext& ctx) {
+  std::vector<std::string> o{"-arch=" + ctx.target.arch, "-std=c++17", "-default-device", "-fmad=true"};
+  o.push_back("-I" + default_include_dir());
+  for (const std::string& i : ctx.opt.include_dirs) o.push_back("-I" + i);
+  for (const std::string& d : ctx.opt.defines) o.push_back("-D" + d);
+  return o;
+}
+
+// NVRTC → LTO-IR. Returns empty on failure (reported).
+std::vector<char> compile_to_ltoir(LinkContext& ctx, const std::string& source, const std::string& name) {
+  Timer t{ctx, "nvrtc"};
+  nvrtcProgram prog;
+  if (nvrtcCreateProgram(&prog, source.c_str(), name.c_str(), 0, nullptr, nullptr) != NVRTC_SUCCESS) {
+    ctx.diags.error("toolchain", "nvrtcCreateProgram failed");
+    return {};
+  }
+  std::vector<std::string> opts = common_options(ctx);
+  opts.push_back("-dlto");
+  opts.push_back("-rdc=true");
+  std::vector<const char*> cs;
+  for (const auto& s : opts) cs.push_back(s.c_str());
+  nvrtcResult r = nvrtcCompileProgram(prog, static_cast<int>(cs.size()), cs.data());
+  std::string log = nvrtc_log(prog);
+  std::vector<char> out;
+  if (r != NVRTC_SUCCESS) {
+    Diagnostic& d = ctx.diags.error("toolchain", "NVRTC could not compile " + name + ": " + nvrtcGetErrorString(r));
+    std::istringstream ls(log);
+    for (std::string line; std::getline(ls, line);) d.notes.push_back(line);
+  } else {
+    size_t n = 0;
+    nvrtcGetLTOIRSize(prog, &n);
+    out.resize(n);
+    nvrtcGetLTOIR(prog, out.data());
+    if (ctx.opt.verbose && !log.empty()) std::cerr << log << "\n";
+  }
+  nvrtcDestroyProgram(&prog);
+  return out;
+}
+
+struct Input {
+  std::string label;  // component name or "generated"
+  std::string path;
+  std::vector<char> bytes;
+  InputKind kind;
+};
+
+// Which inputs mention `symbol` (by its bytes): attribution for undefined-binding errors.
+std::vector<std::string> who_mentions(const std::vector<Input>& inputs, const std::string& symbol) {
+  std::vector<std::string> out;
+  for (const Input& in : inputs) {
+    if (in.label == "generated") continue;
+    if (std::search(in.bytes.begin(), in.bytes.end(), symbol.begin(), symbol.end()) != in.bytes.end()) out.push_back(in.label);
+  }
+  return out;
+}
+
+bool jit(LinkContext& ctx, const std::vector<std::string>& options, const std::vector<Input>& inputs, bool want_ptx,
+         std::vector<char>& out, std::string& info) {
+  Timer t{ctx, want_ptx ? "nvJitLink -lto -ptx" : "nvJitLink (ptxas)"};
+  std::vector<const char*> cs;
+  for (const auto& s : options) cs.push_back(s.c_str());
+  nvJitLinkHandle h;
+  if (nvJitLinkCreate(&h, static_cast<uint32_t>(cs.size()), cs.data()) != NVJITLINK_SUCCESS) {
+    ctx.diags.error("toolchain", "nvJitLinkCreate rejected the options");
+    return false;
+  }
+  bool ok = true;
+  for (const Input& in : inputs) {
+    if (nvJitLinkAddData(h, jit_kind(in.kind), in.bytes.data(), in.bytes.size(), in.label.c_str()) != NVJITLINK_SUCCESS) {
+      Diagnostic& d = ctx.diags.error("toolchain", "nvJitLink rejected the object of '" + in.label + "' (" + in.path + ")");
+      d.notes.push_back(jit_log(h, true));
+      ok = false;
+    }
+  }
+  if (ok && nvJitLinkComplete(h) != NVJITLINK_SUCCESS) {
+    Diagnostic& d = ctx.diags.error("toolchain", "nvJitLink failed");
+    std::istringstream ls(jit_log(h, true));
+    for (std::string line; std::getline(ls, line);) {
+      d.notes.push_back(line);
+      std::smatch m;
+      static const std::regex undef("[Uu]ndefined reference to '?\"?([A-Za-z_][A-Za-z0-9_]*)");
+      if (std::regex_search(line, m, undef)) {
+        for (const auto& c : ctx.contracts)
+          if (c->entry == m[1].str())
+            d.notes.push_back("'" + m[1].str() + "' is the entry of component '" + c->name + "' (" + c->loc.str() +
+                              "); its object does not define it");
+      }
+    }
+    ok = false;
+  }
+  info = jit_log(h, false);
+  if (ok) {
+    size_t n = 0;
+    if (want_ptx) {
+      nvJitLinkGetLinkedPtxSize(h, &n);
+      out.resize(n);
+      nvJitLinkGetLinkedPtx(h, out.data());
+      if (!out.empty() && out.back() == '\0') out.pop_back();
+    } else {
+      nvJitLinkGetLinkedCubinSize(h, &n);
+      out.resize(n);
+      nvJitLinkGetLinkedCubin(h, out.data());
+    }
+  }
+  nvJitLinkDestroy(&h);
+  return ok;
+}
+
+// `.extern .global` / `.extern .const` in linked PTX: bindings nothing defines (Trap 1).
+void check_undefined(LinkContext& ctx, const std::string& ptx, const std::vector<Input>& inputs) {
+  static const std::regex ext(R"(^\s*\.extern\s+\.(global|const)\s+[^;]*?([A-Za-z_$][A-Za-z0-9_$]*)\s*(\[[^\]]*\])?\s*;)");
+  std::istringstream ls(ptx);
+  for (std::string line; std::getline(ls, line);) {
+    std::smatch m;
+    if (!std::regex_search(line, m, ext)) continue;
+    std::string sym = m[2].str();
+    std::string msg = "the linked kernel reads '" + sym + "', which nothing defines";
+    std::vector<std::string> users = who_mentions(inputs, sym);
+    std::string fact = sym.rfind("pl_fact_", 0) == 0 ? sym.substr(8) : "";
+    if (!fact.empty()) msg = "fact '" + fact + "' is read by component code but no contract provides it (symbol " + sym + ")";
+    Diagnostic& d = ctx.diags.error("undefined-binding", msg);
+    for (const std::string& u : users) {
+      const Contract* c = nullptr;
+      for (const auto& cc : ctx.contracts) if (cc->name == u) c = cc.get();
+      d.notes.push_back("referenced by " + u + (c ? " (" + c->object + ", contract " + c->loc.str() + ")" : ""));
+      if (c && !fact.empty()) {
+        bool declared = false;
+        for (const FactUse& fu : c->uses) declared |= fu.name == fact;
+        if (!declared) d.notes.push_back(u + " does not declare it under [use] in " + c->path);
+      }
+    }
+    d.notes.push_back("nvJitLink accepts this silently and ptxas turns it into a zero-initialised global");
+  }
+}
+
+// Reads "Used N registers", spills and static smem from the ptxas report.
+void check_ptxas_report(LinkContext& ctx, const std::string& info) {
+  std::smatch m;
+  static const std::regex regs(R"(Used (\d+) registers)");
+  static const std::regex smem(R"(ptxas info\s*: Used \d+ registers[^\n]*?(\d+) bytes smem)");
+  static const std::regex spill(R"((\d+) bytes spill stores, (\d+) bytes spill loads)");
+  if (std::regex_search(info, m, smem)) {
+    long st = std::stol(m[1].str());
+    if (st > 0) {
+      if (st + ctx.smem_bytes > ctx.target.max_smem)
+        ctx.diags.error("smem-limit", "component code declares " + std::to_string(st) +
+                                          " bytes of static __shared__ memory; with the " + std::to_string(ctx.smem_bytes) +
+                                          " allocated bytes the block exceeds " + std::to_string(ctx.target.max_smem));
+      else
+        ctx.diags.warning("smem-static", "component code declares " + std::to_string(st) +
+                                             " bytes of static __shared__ memory that no contract accounts for");
+    }
+  }
+  if (std::regex_search(info, m, spill) && (m[1].str() != "0" || m[2].str() != "0"))
+    ctx.diags.warning("registers", "the linked kernel spills registers (" + m[1].str() + " bytes stored, " + m[2].str() + " loaded)");
+  if (info.find("'setmaxnreg' ignored") != std::string::npos || info.find("C7508") != std::string::npos ||
+      info.find("C7504") != std::string::npos)
+    ctx.diags.warning("registers", "ptxas ignored setmaxnreg; the register budgets are not in effect");
+  (void)regs;
+}
+
+}  // namespace
+
+void compile_link(LinkContext& ctx) {
+  std::vector<Input> inputs;
+  bool any_ptx = false;
+  if (ctx.opt.control) {
+    // Monolithic control: the components' sources and the same generated unit, one NVRTC program.
+    std::ostringstream src;
+    src << "// PipeLink monolithic control: component sources and the generated unit in one program.\n";
+    std::set<std::string> seen;
+    for (const auto& c : ctx.contracts) {
+      if (c->source.empty()) {
+        ctx.diags.error("input", "component '" + c->name + "' names no source; the monolithic control needs one", c->loc);
+        continue;
+      }
+      std::string path = std::filesystem::absolute(std::filesystem::path(c->dir) / c->source).string();
+      if (!seen.insert(path).second) continue;
+      if (!std::filesystem::exists(path)) {
+        ctx.diags.error("input", "component '" + c->name + "': source '" + path + "' does not exist", c->loc);
+        continue;
+      }
+      src << "#include \"" << path << "\"\n";
+    }
+    src << ctx.result.generated_source;
+    if (ctx.diags.has_errors()) return;
+    std::vector<char> ir = compile_to_ltoir(ctx, src.str(), "pipelink_control.cu");
+    if (ir.empty()) return;
+    inputs.push_back({"control", "", std::move(ir), InputKind::LtoIr});
+  } else {
+    std::vector<char> ir = compile_to_ltoir(ctx, ctx.result.generated_source, "pipelink_generated.cu");
+    if (ir.empty()) return;
+    inputs.push_back({"generated", "", std::move(ir), InputKind::LtoIr});
+    for (const auto& c : ctx.contracts) {
+      std::string path = (std::filesystem::path(c->dir) / c->object).string();
+      for (const std::string& dir : ctx.opt.library_dirs) {
+        if (std::filesystem::exists(path)) break;
+        path = (std::filesystem::path(dir) / c->object).string();
+      }
+      bool ok = false;
+      std::vector<char> bytes = read_file(path, ok);
+      if (!ok) {
+        ctx.diags.error("input", "component '" + c->name + "': cannot read object '" + c->object + "' (looked in " +
+                                     (c->dir.empty() ? std::string(".") : c->dir) +
+                                     (ctx.opt.library_dirs.empty() ? std::string() : " and the -L directories") + ")",
+                        c->object_loc);
+        continue;
+      }
+      InputKind k = classify(bytes, path);
+      if (k == InputKind::Unknown) {
+        ctx.diags.error("input", "component '" + c->name + "': '" + path + "' is not LTO-IR, a host object, PTX, a fatbin or a cubin",
+                        c->object_loc);
+        continue;
+      }
+      if (k == InputKind::Ptx || k == InputKind::Cubin) {
+        any_ptx = true;
+        ctx.diags.warning("no-lto", "component '" + c->name + "' is " + (k == InputKind::Ptx ? "PTX" : "a cubin") +
+                                        ": it cannot take part in link-time optimisation, so its bindings are loaded from "
+                                        "memory at run time instead of folded into immediates", c->object_loc);
+      }
+      inputs.push_back({c->name, path, std::move(bytes), k});
+    }
+    if (ctx.diags.has_errors()) return;
+  }
+
+  const std::string arch = "-arch=" + ctx.target.arch;
+  std::string info;
+  if (!any_ptx) {
+    // The PTX link is for inspection (and the undefined-binding check); the cubin comes from a
+    // whole-program LTO link of the same inputs, so ptxas sees one compilation unit and honours
+    // setmaxnreg (assembling the linked PTX separately makes it drop setmaxnreg, C7504).
+    std::vector<char> ptx;
+    if (!jit(ctx, {arch, "-lto", "-ptx"}, inputs, true, ptx, info)) return;
+    ctx.result.linked_ptx.assign(ptx.begin(), ptx.end());
+    check_undefined(ctx, ctx.result.linked_ptx, inputs);
+    if (ctx.diags.has_errors()) return;
+  }
+  {
+    std::vector<char> cubin;
+    if (!jit(ctx, {arch, "-lto", "-verbose"}, inputs, false, cubin, info)) return;
+    if (any_ptx) {
+      static const std::regex unres(R"(Unresolved extern variable '([^']+)')");
+      for (std::sregex_iterator it(info.begin(), info.end(), unres), end; it != end; ++it)
+        ctx.diags.error("undefined-binding", "the linked kernel reads '" + (*it)[1].str() + "', which nothing defines");
+    }
+    ctx.result.cubin = std::move(cubin);
+  }
+  ctx.result.toolchain_log = info;
+  check_ptxas_report(ctx, info);
+  if (ctx.opt.verbose && !info.empty()) std::cerr << info << "\n";
+}
+
+bool compile_component(const std::string& source_path, const LinkOptions& options, Diagnostics& diags) {
+  std::ifstream f(source_path);
+  if (!f) {
+    diags.error("input", "cannot open '" + source_path + "'");
+    return false;
+  }
+  std::string src((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  LinkContext ctx(options, diags);
+  ctx.target.arch = options.arch;
+  std::vector<char> ir = compile_to_ltoir(ctx, src, source_path);
+  if (ir.empty()) return false;
+  std::string tmp = options.output + ".tmp";
+  {
+    std::ofstream o(tmp, std::ios::binary | std::ios::trunc);
+    if (!o || !o.write(ir.data(), static_cast<std::streamsize>(ir.size()))) {
+      diags.error("output", "cannot write '" + options.output + "'");
+      return false;
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, options.output, ec);
+  if (ec) diags.error("output", "cannot write '" + options.output + "': " + ec.message());
+  return !ec;
+}
+
+}  // namespace pipelink

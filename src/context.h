@@ -1,0 +1,168 @@
+// context.h — the one object every pass reads and writes (no global state).
+//
+// Pass order (driver.cpp): parse_contracts → resolve_facts → check → allocate → generate →
+// compile_link → write_outputs. Each pass fills its own section below; later passes only read
+// what earlier ones wrote. All containers iterate in a deterministic order (input order, or
+// std::map order by name).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "pipelink/contract.h"
+#include "pipelink/diagnostics.h"
+#include "pipelink/pipelink.h"
+
+namespace pipelink {
+
+// Limits of the target the checks compare against.
+struct Target {
+  std::string arch = "sm_90a";
+  int64_t max_smem = 232448;        // dynamic shared memory per block after opt-in
+  int64_t named_barriers = 16;      // ids 0..15, id 0 is __syncthreads
+  int64_t max_threads = 1024;
+  int64_t regs_per_sm = 65536;
+  int64_t min_regs = 24, max_regs = 256, regs_step = 8;
+  bool setmaxnreg = true;           // sm_90a only
+};
+
+// ---- resolve_facts ----
+struct ResolvedFact {
+  std::string name;
+  int64_t value = 0;
+  FactType type = FactType::U32;
+  const Contract* provider = nullptr;
+  SourceLoc provided_at;
+  std::vector<std::string> users;   // instance-independent: component names, in input order
+};
+
+// ---- instances (parse) and their allocation (allocate) ----
+struct PortBinding {
+  int pipe = -1;          // index into LinkContext::pipes
+  bool transfer_side = false;
+  unsigned part = 0, parts = 1;
+  unsigned tx_bytes = 0;
+};
+
+struct Instance {
+  const Contract* contract = nullptr;
+  std::string name;        // component#k
+  unsigned index = 0;      // among instances of the same contract
+  unsigned count = 1;
+  unsigned warp_base = 0, warps = 0;
+  int registers = 0;       // 0 = no budget declared
+  std::vector<unsigned> smem;     // offsets, per [[smem]]
+  std::vector<unsigned> bar;      // ids, per [[named_barrier]]
+  std::vector<unsigned> mbar;     // offsets, per [[mbarrier]]
+  std::vector<PortBinding> ports; // per [[port]]
+  std::vector<unsigned> params;   // slot per [[param]]
+};
+
+struct PipeEnd { int instance; int port; };
+
+struct PipeTensor {
+  std::string name, dtype;
+  int64_t rows = 0, cols = 0, elem_bytes = 0;
+  std::string layout, swizzle;
+  unsigned offset = 0;     // within a stage
+  int64_t bytes() const { return rows * cols * elem_bytes; }
+};
+
+struct Pipe {
+  std::string name;
+  std::vector<PipeEnd> producers, consumers;
+  int64_t stages = 0;
+  std::vector<PipeTensor> tensors;        // producer's view
+  std::vector<PipeTensor> consumer_view;  // consumer's view (differs only in layout/swizzle)
+  bool tx = false;                        // producers complete with transaction bytes
+  unsigned stage_bytes = 0;
+  unsigned buffer = 0, full = 0, empty = 0;   // smem offsets
+  unsigned full_count = 0, empty_count = 0;   // mbarrier arrival counts
+  // A transfer: producers fill this pipe, a generated role copies each stage into `to` (which
+  // has the consumer view), consumers read `to`. -1 when none.
+  int transfer_to = -1;
+  int transfer_from = -1;
+  unsigned transfer_warp = 0;
+};
+
+struct SmemBlock {
+  std::string name, owner;       // owner: instance name, "pipe <name>" or "pipelink"
+  int64_t bytes = 0, align = 16;
+  std::vector<std::string> live; // empty = always
+  unsigned offset = 0;
+  SourceLoc loc;
+};
+
+struct BarrierSlot { unsigned id; std::string owner, name; int64_t threads; SourceLoc loc; };
+struct MbarSlot { unsigned offset; unsigned count; int64_t arrivals; std::string owner, name; };
+
+struct WarpGroup {
+  unsigned index = 0;
+  std::vector<int> instances;    // instance indices with warps in it
+  int registers = 0;             // setmaxnreg target; 0 = leave as is
+  bool has_transfer = false;
+};
+
+struct ParamSlot {
+  std::string name;
+  ParamType type;
+  unsigned slot = 0;             // index into Args::tmap or Args::word
+  std::vector<std::string> users;
+  SourceLoc loc;
+};
+
+struct LinkContext {
+  const LinkOptions& opt;
+  Diagnostics& diags;
+  Target target;
+
+  // parse_contracts
+  std::vector<std::unique_ptr<Contract>> contracts;  // unique contracts, input order
+  std::vector<Instance> instances;                   // one per input occurrence
+
+  // resolve_facts
+  std::map<std::string, ResolvedFact> facts;
+
+  // allocate
+  std::vector<Pipe> pipes;
+  std::vector<SmemBlock> smem;
+  unsigned smem_bytes = 0;
+  std::vector<BarrierSlot> barriers;
+  std::vector<MbarSlot> mbarriers;
+  std::vector<WarpGroup> warpgroups;
+  unsigned total_warps = 0;
+  int entry_registers = 0;     // register cap at entry (launch bounds)
+  std::vector<ParamSlot> params;
+  unsigned tmap_slots = 0, word_slots = 0;
+  const TilesDecl* tiles = nullptr;   // the one tile sequence
+  const Instance* tiles_owner = nullptr;
+
+  // generate / compile_link / write
+  LinkResult result;
+
+  LinkContext(const LinkOptions& o, Diagnostics& d) : opt(o), diags(d) {}
+  // Looks up a resolved fact's value (for expression evaluation).
+  std::optional<int64_t> fact_value(const std::string& name) const {
+    auto it = facts.find(name);
+    if (it == facts.end()) return std::nullopt;
+    return it->second.value;
+  }
+};
+
+// The passes, one per file.
+void parse_contracts(LinkContext& ctx);
+void resolve_facts(LinkContext& ctx);
+void check(LinkContext& ctx);
+void allocate(LinkContext& ctx);
+void generate(LinkContext& ctx);
+void compile_link(LinkContext& ctx);
+std::string render_map(const LinkContext& ctx);
+
+// Shared helpers.
+int64_t dtype_bytes(const std::string& dtype);  // 0 if unknown
+int64_t arrivals_per_instance(Arrive a, unsigned warps);
+
+}  // namespace pipelink

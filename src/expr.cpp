@@ -1,0 +1,232 @@
+// expr.cpp — a small recursive-descent parser and evaluator for contract expressions.
+// Grammar: sum := term (('+'|'-') term)* ; term := unary (('*'|'/'|'%') unary)* ;
+//          unary := '-' unary | primary ; primary := INT | NAME | NAME '(' sum (',' sum)* ')' | '(' sum ')'
+// Functions: min, max, ceil_div, align_up. Overflow and division by zero are errors.
+#include "pipelink/expr.h"
+
+#include <cctype>
+
+namespace pipelink {
+
+struct ExprNode {
+  enum Kind { Int, Name, Neg, Bin, Call } kind;
+  int64_t value = 0;
+  std::string name;  // Name / Call
+  char op = 0;       // Bin
+  std::vector<std::shared_ptr<const ExprNode>> args;
+};
+
+namespace {
+
+using NodeP = std::shared_ptr<const ExprNode>;
+
+struct Parser {
+  const std::string& s;
+  size_t i = 0;
+  std::string err;
+
+  void skip() {
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+  }
+  bool eat(char c) {
+    skip();
+    if (i < s.size() && s[i] == c) { ++i; return true; }
+    return false;
+  }
+  NodeP fail(const std::string& m) {
+    if (err.empty()) err = m + " at column " + std::to_string(i + 1) + " of '" + s + "'";
+    return nullptr;
+  }
+  NodeP sum() {
+    NodeP l = term();
+    while (l) {
+      skip();
+      if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
+        char op = s[i++];
+        NodeP r = term();
+        if (!r) return nullptr;
+        l = bin(op, l, r);
+      } else break;
+    }
+    return l;
+  }
+  NodeP term() {
+    NodeP l = unary();
+    while (l) {
+      skip();
+      if (i < s.size() && (s[i] == '*' || s[i] == '/' || s[i] == '%')) {
+        char op = s[i++];
+        NodeP r = unary();
+        if (!r) return nullptr;
+        l = bin(op, l, r);
+      } else break;
+    }
+    return l;
+  }
+  static NodeP bin(char op, NodeP l, NodeP r) {
+    auto n = std::make_shared<ExprNode>();
+    n->kind = ExprNode::Bin; n->op = op; n->args = {l, r};
+    return n;
+  }
+  NodeP unary() {
+    if (eat('-')) {
+      NodeP x = unary();
+      if (!x) return nullptr;
+      auto n = std::make_shared<ExprNode>();
+      n->kind = ExprNode::Neg; n->args = {x};
+      return n;
+    }
+    return primary();
+  }
+  NodeP primary() {
+    skip();
+    if (i >= s.size()) return fail("expected a value");
+    if (eat('(')) {
+      NodeP x = sum();
+      if (!x) return nullptr;
+      if (!eat(')')) return fail("expected ')'");
+      return x;
+    }
+    if (std::isdigit(static_cast<unsigned char>(s[i]))) {
+      int64_t v = 0;
+      while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
+        if (v > (INT64_MAX - 9) / 10) return fail("integer too large");
+        v = v * 10 + (s[i++] - '0');
+      }
+      auto n = std::make_shared<ExprNode>();
+      n->kind = ExprNode::Int; n->value = v;
+      return n;
+    }
+    if (std::isalpha(static_cast<unsigned char>(s[i])) || s[i] == '_') {
+      size_t b = i;
+      while (i < s.size() && (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '_' || s[i] == '.')) ++i;
+      std::string name = s.substr(b, i - b);
+      auto n = std::make_shared<ExprNode>();
+      if (eat('(')) {
+        static const char* fns[] = {"min", "max", "ceil_div", "align_up"};
+        bool known = false;
+        for (const char* f : fns) known |= name == f;
+        if (!known) return fail("unknown function '" + name + "'");
+        n->kind = ExprNode::Call; n->name = name;
+        do {
+          NodeP a = sum();
+          if (!a) return nullptr;
+          n->args.push_back(a);
+        } while (eat(','));
+        if (!eat(')')) return fail("expected ')'");
+        if (n->args.size() != 2) return fail(name + "() takes two arguments");
+        return n;
+      }
+      n->kind = ExprNode::Name; n->name = name;
+      return n;
+    }
+    return fail(std::string("unexpected '") + s[i] + "'");
+  }
+};
+
+void collect(const ExprNode& n, std::vector<std::string>& out) {
+  if (n.kind == ExprNode::Name) {
+    for (const auto& x : out) if (x == n.name) return;
+    out.push_back(n.name);
+  }
+  for (const auto& a : n.args) collect(*a, out);
+}
+
+std::optional<int64_t> evaluate(const ExprNode& n,
+                                const std::function<std::optional<int64_t>(const std::string&)>& lookup,
+                                std::string& err) {
+  switch (n.kind) {
+    case ExprNode::Int: return n.value;
+    case ExprNode::Name: {
+      auto v = lookup(n.name);
+      if (!v && err.empty()) err = "unknown fact '" + n.name + "'";
+      return v;
+    }
+    case ExprNode::Neg: {
+      auto v = evaluate(*n.args[0], lookup, err);
+      if (!v) return std::nullopt;
+      return -*v;
+    }
+    default: break;
+  }
+  auto a = evaluate(*n.args[0], lookup, err);
+  if (!a) return std::nullopt;
+  auto b = evaluate(*n.args[1], lookup, err);
+  if (!b) return std::nullopt;
+  int64_t r = 0;
+  auto div0 = [&]() -> std::optional<int64_t> { err = "division by zero"; return std::nullopt; };
+  auto ovf = [&]() -> std::optional<int64_t> { err = "integer overflow"; return std::nullopt; };
+  if (n.kind == ExprNode::Bin) {
+    switch (n.op) {
+      case '+': if (__builtin_add_overflow(*a, *b, &r)) return ovf(); return r;
+      case '-': if (__builtin_sub_overflow(*a, *b, &r)) return ovf(); return r;
+      case '*': if (__builtin_mul_overflow(*a, *b, &r)) return ovf(); return r;
+      case '/': if (*b == 0) return div0(); return *a / *b;
+      case '%': if (*b == 0) return div0(); return *a % *b;
+    }
+  }
+  if (n.name == "min") return std::min(*a, *b);
+  if (n.name == "max") return std::max(*a, *b);
+  if (*b == 0) return div0();
+  if (n.name == "ceil_div") return (*a + *b - 1) / *b;
+  return (*a + *b - 1) / *b * *b;  // align_up
+}
+
+std::string render(const ExprNode& n, const std::function<std::string(const std::string&)>& map) {
+  switch (n.kind) {
+    case ExprNode::Int: return std::to_string(n.value) + "ll";
+    case ExprNode::Name: return "(long long)(" + map(n.name) + ")";
+    case ExprNode::Neg: return "(-" + render(*n.args[0], map) + ")";
+    case ExprNode::Bin: return "(" + render(*n.args[0], map) + " " + n.op + " " + render(*n.args[1], map) + ")";
+    case ExprNode::Call: {
+      std::string a = render(*n.args[0], map), b = render(*n.args[1], map);
+      if (n.name == "min") return "(" + a + " < " + b + " ? " + a + " : " + b + ")";
+      if (n.name == "max") return "(" + a + " > " + b + " ? " + a + " : " + b + ")";
+      if (n.name == "ceil_div") return "((" + a + " + " + b + " - 1) / " + b + ")";
+      return "((" + a + " + " + b + " - 1) / " + b + " * " + b + ")";
+    }
+  }
+  return "0";
+}
+
+}  // namespace
+
+std::string Expr::to_cpp(const std::function<std::string(const std::string&)>& map) const {
+  return root_ ? render(*root_, map) : "0";
+}
+
+Expr Expr::constant(int64_t v) {
+  auto n = std::make_shared<ExprNode>();
+  n->kind = ExprNode::Int; n->value = v;
+  Expr e;
+  e.root_ = n;
+  e.text_ = std::to_string(v);
+  return e;
+}
+
+bool Expr::parse(const std::string& text, Expr& out, std::string& error) {
+  Parser p{text, 0, {}};
+  NodeP n = p.sum();
+  if (n) {
+    p.skip();
+    if (p.i != text.size()) n = p.fail(std::string("unexpected '") + text[p.i] + "'");
+  }
+  if (!n) { error = p.err; return false; }
+  out.root_ = n;
+  out.text_ = text;
+  return true;
+}
+
+std::vector<std::string> Expr::names() const {
+  std::vector<std::string> out;
+  if (root_) collect(*root_, out);
+  return out;
+}
+
+std::optional<int64_t> Expr::eval(const std::function<std::optional<int64_t>(const std::string&)>& lookup,
+                                  std::string& error) const {
+  if (!root_) { error = "empty expression"; return std::nullopt; }
+  return evaluate(*root_, lookup, error);
+}
+
+}  // namespace pipelink

@@ -1,0 +1,265 @@
+// generate — writes the connection unit: CUDA C++ that defines every binding with external
+// linkage (facts, per-instance slot tables, the tile sequence), the generated transfers, and
+// the __global__ entry (mbarrier initialisation, warp-role dispatch with setmaxnreg per
+// warpgroup). nvJitLink -lto then folds all of it into the components as constants.
+//
+// Does not: compile anything (compile_link), or decide anything (allocate did).
+#include <sstream>
+
+#include "context.h"
+
+namespace pipelink {
+
+namespace {
+
+const char* c_type(FactType t) {
+  switch (t) {
+    case FactType::I32: return "int";
+    case FactType::U32: return "unsigned";
+    case FactType::I64: return "long long";
+    case FactType::U64: return "unsigned long long";
+  }
+  return "unsigned";
+}
+
+std::string ident(const std::string& s) {
+  std::string o;
+  for (char c : s) o += (std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
+  return o;
+}
+
+template <class T> std::string list(const std::vector<T>& v, size_t n) {
+  std::ostringstream s;
+  s << "{";
+  for (size_t i = 0; i < n; ++i) s << (i ? ", " : "") << (i < v.size() ? static_cast<long long>(v[i]) : 0);
+  s << "}";
+  return s.str();
+}
+
+std::string slots_name(const Instance& in) { return "pl_slots_" + ident(in.name); }
+
+const ParamSlot* find_param(const LinkContext& ctx, const std::string& name) {
+  for (const ParamSlot& p : ctx.params)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+// A C++ expression for a fact or u32 param name, for code that runs on the device.
+std::string device_name(const LinkContext& ctx, const std::string& n, bool& ok) {
+  if (ctx.facts.count(n)) return "pl_fact_" + n;
+  if (const ParamSlot* p = find_param(ctx, n); p && p->type == ParamType::U32)
+    return "(unsigned)args->word[" + std::to_string(p->slot) + "]";
+  ok = false;
+  return "0";
+}
+
+// Byte offset of element (r, c) of a tensor view, as C++ (swizzle 128B: bits [4,7) ^= bits [7,10)).
+std::string element_offset(const PipeTensor& t, const char* r, const char* c) {
+  std::string idx = t.layout == "row" ? "(" + std::string(r) + " * " + std::to_string(t.cols) + "u + " + c + ")"
+                                      : "(" + std::string(c) + " * " + std::to_string(t.rows) + "u + " + r + ")";
+  std::string byte = idx + " * " + std::to_string(t.elem_bytes) + "u";
+  if (t.swizzle == "128B") return "pl_swz128(" + byte + ")";
+  return byte;
+}
+
+void emit_transfer(const LinkContext& ctx, const Pipe& from, const Pipe& to, std::ostringstream& o) {
+  const std::string fn = "pl_transfer_" + ident(from.name);
+  // Stages per tile: from the (first) producer's per_tile expression.
+  const PipeEnd& pe = from.producers.front();
+  const PortDecl& pd = ctx.instances[pe.instance].contract->ports[pe.port];
+  bool ok = true;
+  std::string per_tile = pd.per_tile.to_cpp([&](const std::string& n) { return device_name(ctx, n, ok); });
+  if (!ok)
+    ctx.diags.error("expr", "pipe '" + from.name + "' needs a transfer, but per_tile '" + pd.per_tile.text() +
+                                "' names something that is neither a fact nor a u32 param", pd.per_tile_loc);
+  o << "// Transfer for pipe '" << from.name << "': the producers' layout differs from the consumers'.\n"
+    << "// One warp moves each stage of '" << from.name << "' into '" << to.name << "', element by element.\n"
+    << "static __device__ __forceinline__ void " << fn << "(const pl::Args* args, unsigned char* smem) {\n"
+    << "  const unsigned base = pl::smem_addr(smem), lane = threadIdx.x & 31u;\n"
+    << "  unsigned rs = 0, rp = 0, ws = 0, wp = 0;\n"
+    << "  pl::Tile t;\n"
+    << "  for (unsigned i = 0; pl_tile_at(args, i, &t); ++i) {\n"
+    << "    const long long n = " << per_tile << ";\n"
+    << "    for (long long s = 0; s < n; ++s) {\n"
+    << "      pl::mbar_wait(base + " << from.full << "u + 8u * rs, rp);\n"
+    << "      pl::mbar_wait(base + " << to.empty << "u + 8u * ws, wp ^ 1u);\n"
+    << "      const unsigned char* src = smem + " << from.buffer << "u + rs * " << from.stage_bytes << "u;\n"
+    << "      unsigned char* dst = smem + " << to.buffer << "u + ws * " << to.stage_bytes << "u;\n";
+  for (size_t k = 0; k < from.tensors.size(); ++k) {
+    const PipeTensor& a = from.tensors[k];
+    const PipeTensor& b = to.tensors[k];
+    const char* et = a.elem_bytes == 4 ? "unsigned" : a.elem_bytes == 2 ? "unsigned short" : "unsigned char";
+    o << "      // tensor '" << a.name << "' " << a.rows << "x" << a.cols << " " << a.dtype << ": " << a.layout << "/" << a.swizzle
+      << " -> " << b.layout << "/" << b.swizzle << "\n"
+      << "      for (unsigned e = lane; e < " << a.rows * a.cols << "u; e += 32u) {\n"
+      << "        const unsigned r = e / " << a.cols << "u, c = e % " << a.cols << "u;\n"
+      << "        *reinterpret_cast<" << et << "*>(dst + " << b.offset << "u + " << element_offset(b, "r", "c") << ") =\n"
+      << "            *reinterpret_cast<const " << et << "*>(src + " << a.offset << "u + " << element_offset(a, "r", "c") << ");\n"
+      << "      }\n";
+  }
+  o << "      pl::fence_async_shared();  // consumers may read with the async proxy (wgmma, TMA store)\n"
+    << "      __syncwarp();\n"
+    << "      if (lane == 0) { pl::mbar_arrive(base + " << to.full << "u + 8u * ws); pl::mbar_arrive(base + " << from.empty
+    << "u + 8u * rs); }\n"
+    << "      if (++rs == " << from.stages << "u) { rs = 0; rp ^= 1u; }\n"
+    << "      if (++ws == " << to.stages << "u) { ws = 0; wp ^= 1u; }\n"
+    << "    }\n"
+    << "  }\n"
+    << "}\n\n";
+}
+
+}  // namespace
+
+void generate(LinkContext& ctx) {
+  std::ostringstream o;
+  const unsigned threads = ctx.total_warps * 32;
+  o << "// Generated by PipeLink. Do not edit: relink instead.\n"
+    << "// Kernel " << ctx.opt.kernel_name << ": " << threads << " threads (" << ctx.total_warps << " warps), " << ctx.smem_bytes
+    << " bytes of dynamic shared memory, target " << ctx.target.arch << ".\n"
+    << "// Every binding below has external linkage (`extern`), so nvJitLink -lto folds it into the\n"
+    << "// components as an immediate. (A namespace-scope `const` without `extern` would have internal\n"
+    << "// linkage and leave the components' references unresolved.)\n"
+    << "#include \"pipelink/device.cuh\"\n\n";
+
+  o << "// ---- facts ----\n";
+  for (const auto& [name, f] : ctx.facts)
+    o << "extern \"C\" __device__ const " << c_type(f.type) << " pl_fact_" << name << " = " << f.value << ";  // provided by "
+      << f.provider->name << "\n";
+  o << "\n// ---- component entries ----\n";
+  {
+    std::vector<std::string> seen;
+    for (const auto& c : ctx.contracts) {
+      bool dup = false;
+      for (const auto& s : seen) dup |= s == c->entry;
+      if (dup) continue;
+      seen.push_back(c->entry);
+      o << "extern \"C\" __device__ void " << c->entry << "(const pl::Ctx&);  // " << c->name << " (" << c->owner << ")\n";
+    }
+  }
+
+  o << "\n// ---- per-instance slots (offsets relative to the dynamic smem base) ----\n";
+  for (const Instance& in : ctx.instances) {
+    const Contract& c = *in.contract;
+    std::vector<int64_t> bar_threads;
+    for (const NamedBarrier& b : c.barriers) bar_threads.push_back(b.threads.value);
+    o << "__device__ const pl::Slots " << slots_name(in) << " = {\n"
+      << "    " << list(in.smem, 8) << ",  // smem\n"
+      << "    " << list(in.bar, 4) << ",  // named barrier ids\n"
+      << "    " << list(bar_threads, 4) << ",  // named barrier threads\n"
+      << "    " << list(in.mbar, 8) << ",  // mbarrier groups\n"
+      << "    {";
+    for (size_t k = 0; k < 4; ++k) {
+      o << (k ? ",\n     " : "");
+      if (k < in.ports.size() && in.ports[k].pipe >= 0) {
+        const PortBinding& b = in.ports[k];
+        const Pipe& p = ctx.pipes[b.pipe];
+        const bool consumer = c.ports[k].dir == PortDir::In;
+        const std::vector<PipeTensor>& tv = consumer ? p.consumer_view : p.tensors;
+        std::vector<unsigned> offs;
+        for (const PipeTensor& t : tv) offs.push_back(t.offset);
+        o << "{" << p.buffer << ", " << p.stage_bytes << ", " << p.stages << ", " << p.full << ", " << p.empty << ", " << b.tx_bytes
+          << ", " << list(offs, 4) << ", " << b.part << ", " << b.parts << "}  /* port '" << c.ports[k].name << "' -> pipe '"
+          << p.name << "' */";
+      } else {
+        o << "{}";
+      }
+    }
+    o << "},\n"
+      << "    " << list(in.params, 8) << ",  // param slots\n"
+      << "    " << in.warp_base << ", " << in.warps << ", " << in.index << ", " << in.count << "};  // warps [" << in.warp_base
+      << ", " << in.warp_base + in.warps << "), instance " << in.index << " of " << in.count << "\n";
+  }
+
+  o << "\n// ---- the tile sequence (one scheduler for every component) ----\n"
+    << "extern \"C\" __device__ bool pl_tile_at(const pl::Args* args, unsigned i, pl::Tile* t) {\n";
+  if (ctx.tiles) {
+    const TilesDecl& td = *ctx.tiles;
+    const ParamSlot* pm = find_param(ctx, td.extent_m);
+    const ParamSlot* pn = find_param(ctx, td.extent_n);
+    o << "  // " << td.order << " over ceil(" << td.extent_m << " / " << td.tile_m.value << ") x ceil(" << td.extent_n << " / "
+      << td.tile_n.value << ") tiles; block b takes tiles b, b + gridDim.x, ...\n"
+      << "  const unsigned tiles_m = ((unsigned)args->word[" << (pm ? pm->slot : 0) << "] + " << td.tile_m.value - 1 << "u) / "
+      << td.tile_m.value << "u;\n"
+      << "  const unsigned tiles_n = ((unsigned)args->word[" << (pn ? pn->slot : 0) << "] + " << td.tile_n.value - 1 << "u) / "
+      << td.tile_n.value << "u;\n"
+      << "  const unsigned linear = blockIdx.x + i * gridDim.x;\n"
+      << "  if (linear >= tiles_m * tiles_n) return false;\n"
+      << "  t->linear = linear;\n";
+    if (td.order == "row_major")
+      o << "  t->m = linear / tiles_n;\n  t->n = linear % tiles_n;\n";
+    else
+      o << "  t->m = linear % tiles_m;\n  t->n = linear / tiles_m;\n";
+    o << "  return true;\n";
+  } else {
+    o << "  // no component declares [tiles]: one tile per block\n"
+      << "  (void)args;\n  t->m = blockIdx.x; t->n = 0; t->linear = blockIdx.x;\n  return i == 0;\n";
+  }
+  o << "}\n\n";
+
+  bool swz = false;
+  for (const Pipe& p : ctx.pipes)
+    if (p.transfer_to >= 0)
+      for (const PipeTensor& t : p.tensors) swz |= t.swizzle == "128B";
+  for (const Pipe& p : ctx.pipes)
+    if (p.transfer_to >= 0)
+      for (const PipeTensor& t : ctx.pipes[p.transfer_to].tensors) swz |= t.swizzle == "128B";
+  if (swz)
+    o << "static __device__ __forceinline__ unsigned pl_swz128(unsigned b) { return b ^ (((b >> 7) & 7u) << 4); }\n\n";
+  for (const Pipe& p : ctx.pipes)
+    if (p.transfer_to >= 0) emit_transfer(ctx, p, ctx.pipes[p.transfer_to], o);
+
+  // ---- entry ----
+  o << "// ---- entry: initialise mbarriers, then one branch per warpgroup ----\n"
+    << "extern \"C\" __global__ void __launch_bounds__(" << threads << ", 1) " << ctx.opt.kernel_name
+    << "(const __grid_constant__ pl::Args args) {\n"
+    << "  extern __shared__ __align__(1024) unsigned char pl_smem[];\n";
+  o << "#ifdef PL_CHECKED\n"
+    << "  if ((pl::smem_addr(pl_smem) & 1023u) != 0) asm volatile(\"trap;\");\n"
+    << "#endif\n";
+  if (!ctx.mbarriers.empty()) {
+    o << "  if (threadIdx.x == 0) {\n"
+      << "    const unsigned base = pl::smem_addr(pl_smem);\n";
+    for (const MbarSlot& m : ctx.mbarriers)
+      o << "    for (unsigned j = 0; j < " << m.count << "u; ++j) pl::mbar_init(base + " << m.offset << "u + 8u * j, " << m.arrivals
+        << "u);  // " << m.owner << " " << m.name << "\n";
+    o << "    asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");\n"
+      << "  }\n";
+  }
+  o << "  __syncthreads();\n"
+    << "  const unsigned warp = threadIdx.x >> 5;\n"
+    << "  pl::Ctx ctx;\n"
+    << "  ctx.args = &args;\n"
+    << "  ctx.smem = pl_smem;\n";
+  for (size_t g = 0; g < ctx.warpgroups.size(); ++g) {
+    const WarpGroup& wg = ctx.warpgroups[g];
+    o << "  " << (g ? "} else if" : "if") << " (warp < " << (wg.index + 1) * 4 << "u) {  // warpgroup " << wg.index << "\n";
+    if (wg.registers && wg.registers != ctx.entry_registers)
+      o << "    asm volatile(\"setmaxnreg." << (wg.registers < ctx.entry_registers ? "dec" : "inc") << ".sync.aligned.u32 "
+        << wg.registers << ";\\n\");\n";
+    bool first = true;
+    for (int i : wg.instances) {
+      const Instance& in = ctx.instances[i];
+      o << "    " << (first ? "if" : "else if") << " ("
+        << (in.warp_base ? "warp >= " + std::to_string(in.warp_base) + "u && " : std::string()) << "warp < "
+        << in.warp_base + in.warps << "u) {  // " << in.name << "\n"
+        << "      ctx.slots = &" << slots_name(in) << ";\n"
+        << "      " << in.contract->entry << "(ctx);\n"
+        << "    }\n";
+      first = false;
+    }
+    for (const Pipe& p : ctx.pipes)
+      if (p.transfer_to >= 0 && p.transfer_warp / 4 == wg.index) {
+        o << "    " << (first ? "if" : "else if") << " (warp == " << p.transfer_warp << "u) {  // transfer for pipe '" << p.name << "'\n"
+          << "      pl_transfer_" << ident(p.name) << "(&args, pl_smem);\n"
+          << "    }\n";
+        first = false;
+      }
+  }
+  if (!ctx.warpgroups.empty()) o << "  }\n";
+  o << "}\n";
+  ctx.result.generated_source = o.str();
+  ctx.result.threads = threads;
+  ctx.result.smem_bytes = ctx.smem_bytes;
+}
+
+}  // namespace pipelink

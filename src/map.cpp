@@ -1,0 +1,105 @@
+// map — renders the link map: what was allocated to whom. Plain text, fixed column order,
+// deterministic. The "launch" and "param" lines are also what pipelink::Module reads back to
+// launch the kernel, so their format is stable: `launch <kernel> threads <n> smem <bytes>` and
+// `param <name> <type> <slot>`.
+#include <iomanip>
+#include <sstream>
+
+#include "context.h"
+
+namespace pipelink {
+
+namespace {
+std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
+  return s;
+}
+std::string live_str(const std::vector<std::string>& l) { return l.empty() ? "always" : join(l, "+"); }
+}  // namespace
+
+std::string render_map(const LinkContext& ctx) {
+  std::ostringstream o;
+  const unsigned threads = ctx.total_warps * 32;
+  o << "# PipeLink link map\n"
+    << "launch " << ctx.opt.kernel_name << " threads " << threads << " smem " << ctx.smem_bytes << "\n"
+    << "target " << ctx.target.arch << "  warps " << ctx.total_warps << "  warpgroups " << ctx.warpgroups.size()
+    << "  register-cap " << ctx.entry_registers << "\n";
+
+  o << "\n== inputs\n";
+  for (const Instance& in : ctx.instances)
+    o << "  " << std::left << std::setw(20) << in.name << " owner " << std::setw(16) << in.contract->owner << " entry "
+      << std::setw(24) << in.contract->entry << " " << in.contract->path << "\n";
+
+  o << "\n== facts  (name = value type: provider; users)\n";
+  for (const auto& [name, f] : ctx.facts)
+    o << "  " << std::setw(16) << name << " = " << std::setw(8) << f.value << " " << fact_type_name(f.type) << ": "
+      << f.provider->name << " (" << f.provided_at.str() << "); used by "
+      << (f.users.empty() ? std::string("-") : join(f.users)) << "\n";
+
+  o << "\n== shared memory  (" << ctx.smem_bytes << " bytes of " << ctx.target.max_smem << ")\n"
+    << "  " << std::setw(8) << "offset" << " " << std::setw(8) << "bytes" << " " << std::setw(6) << "align" << "  "
+    << std::setw(18) << "live" << " owner/region\n";
+  std::vector<const SmemBlock*> by_off;
+  for (const SmemBlock& b : ctx.smem) by_off.push_back(&b);
+  std::stable_sort(by_off.begin(), by_off.end(), [](const SmemBlock* a, const SmemBlock* b) { return a->offset < b->offset; });
+  for (const SmemBlock* b : by_off)
+    o << "  " << std::right << std::setw(8) << b->offset << " " << std::setw(8) << b->bytes << " " << std::setw(6) << b->align
+      << "  " << std::left << std::setw(18) << live_str(b->live) << " " << b->owner << " " << b->name << "\n";
+
+  o << "\n== pipes\n";
+  for (const Pipe& p : ctx.pipes) {
+    std::vector<std::string> prod, cons;
+    for (const PipeEnd& e : p.producers) prod.push_back(ctx.instances[e.instance].name);
+    if (p.transfer_from >= 0) prod.push_back("transfer(warp " + std::to_string(ctx.pipes[p.transfer_from].transfer_warp) + ")");
+    for (const PipeEnd& e : p.consumers) cons.push_back(ctx.instances[e.instance].name);
+    if (p.transfer_to >= 0) cons.push_back("transfer(warp " + std::to_string(p.transfer_warp) + ")");
+    o << "  " << p.name << ": " << p.stages << " stages x " << p.stage_bytes << " bytes at " << p.buffer << "; full@" << p.full
+      << " arrivals " << p.full_count << (p.tx ? " + tx" : "") << ", empty@" << p.empty << " arrivals " << p.empty_count << "\n"
+      << "    producers: " << join(prod) << "\n    consumers: " << join(cons) << "\n";
+    for (const PipeTensor& t : p.tensors)
+      o << "    tensor " << t.name << " " << t.dtype << "[" << t.rows << "x" << t.cols << "] " << t.layout << "/" << t.swizzle
+        << " at +" << t.offset << " (" << t.bytes() << " bytes)\n";
+  }
+
+  o << "\n== named barriers  (id 0 = __syncthreads)\n";
+  for (const BarrierSlot& b : ctx.barriers)
+    o << "  id " << std::right << std::setw(2) << b.id << "  threads " << std::setw(4) << b.threads << "  " << b.owner << " "
+      << b.name << "\n";
+
+  o << "\n== mbarriers\n";
+  for (const MbarSlot& m : ctx.mbarriers)
+    o << "  @" << std::left << std::setw(7) << m.offset << " x" << std::setw(3) << m.count << " arrivals " << std::setw(5)
+      << m.arrivals << " " << m.owner << " " << m.name << "\n";
+
+  o << "\n== warps and registers\n";
+  for (const WarpGroup& wg : ctx.warpgroups) {
+    o << "  warpgroup " << wg.index << " (warps " << wg.index * 4 << "-" << wg.index * 4 + 3 << "): registers "
+      << (wg.registers ? std::to_string(wg.registers) : std::to_string(ctx.entry_registers) + " (entry cap)");
+    if (wg.registers && wg.registers != ctx.entry_registers)
+      o << " (setmaxnreg." << (wg.registers < ctx.entry_registers ? "dec" : "inc") << ")";
+    o << "\n";
+    for (int i : wg.instances) {
+      const Instance& in = ctx.instances[i];
+      o << "    warps " << in.warp_base << "-" << in.warp_base + in.warps - 1 << "  " << in.name << "\n";
+    }
+    for (const Pipe& p : ctx.pipes)
+      if (p.transfer_to >= 0 && p.transfer_warp / 4 == wg.index)
+        o << "    warp " << p.transfer_warp << "  transfer for pipe " << p.name << "\n";
+  }
+
+  o << "\n== params  (pl::Args slots)\n";
+  for (const ParamSlot& p : ctx.params)
+    o << "param " << std::left << std::setw(12) << p.name << " " << std::setw(9) << param_type_name(p.type) << " " << p.slot
+      << "    # used by " << join(p.users) << "\n";
+
+  o << "\n== tile sequence\n";
+  if (ctx.tiles)
+    o << "  " << ctx.tiles->order << ", tile " << ctx.tiles->tile_m.value << "x" << ctx.tiles->tile_n.value << " over ["
+      << ctx.tiles->extent_m << ", " << ctx.tiles->extent_n << "], persistent (block b takes b, b+grid, ...)\n";
+  else
+    o << "  none declared: one tile per block\n";
+  return o.str();
+}
+
+}  // namespace pipelink

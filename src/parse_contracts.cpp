@@ -1,0 +1,373 @@
+// parse_contracts — reads each input contract (TOML) into a Contract and creates one Instance
+// per input occurrence (a contract listed twice is instantiated twice).
+//
+// Does: syntax, field types, unknown keys, expression syntax, enum values; records the file and
+// line of everything for later diagnostics. Does not: evaluate expressions (resolve_facts), or
+// compare contracts with each other (check).
+#define TOML_HEADER_ONLY 1
+#define TOML_ENABLE_FORMATTERS 0
+#include <toml++/toml.h>
+
+#include <filesystem>
+#include <set>
+
+#include "context.h"
+
+namespace pipelink {
+
+namespace {
+
+struct Reader {
+  LinkContext& ctx;
+  Contract& c;
+
+  SourceLoc at(const toml::node* n) const {
+    SourceLoc l{c.path, 0};
+    if (n) l.line = static_cast<int>(n->source().begin.line);
+    return l;
+  }
+  void err(const toml::node* n, const std::string& msg) {
+    ctx.diags.error("contract-syntax", "component '" + (c.name.empty() ? c.path : c.name) + "': " + msg, at(n));
+  }
+  void known_keys(const toml::table& t, const std::string& where, std::initializer_list<const char*> keys) {
+    for (auto&& [k, v] : t) {
+      bool ok = false;
+      for (const char* key : keys) ok |= k.str() == key;
+      if (!ok) err(&v, "unknown key '" + std::string(k.str()) + "' in " + where);
+    }
+  }
+  std::string str(const toml::table& t, const char* key, const std::string& where, bool required,
+                  const std::string& dflt = {}) {
+    const toml::node* n = t.get(key);
+    if (!n) {
+      if (required) err(&t, where + " needs '" + key + "'");
+      return dflt;
+    }
+    if (auto s = n->value<std::string>()) return *s;
+    err(n, where + "." + key + " must be a string");
+    return dflt;
+  }
+  bool boolean(const toml::table& t, const char* key, bool dflt) {
+    const toml::node* n = t.get(key);
+    if (!n) return dflt;
+    if (auto b = n->value<bool>()) return *b;
+    err(n, std::string(key) + " must be true or false");
+    return dflt;
+  }
+  // Integer or expression string.
+  bool quantity(const toml::node* n, Quantity& q, const std::string& what) {
+    q.loc = at(n);
+    if (!n) return false;
+    if (auto i = n->value<int64_t>()) { q.expr = Expr::constant(*i); return true; }
+    if (auto s = n->value<std::string>()) {
+      std::string e;
+      if (!Expr::parse(*s, q.expr, e)) { err(n, what + ": " + e); return false; }
+      return true;
+    }
+    err(n, what + " must be an integer or an expression string");
+    return false;
+  }
+  bool quantity(const toml::table& t, const char* key, Quantity& q, const std::string& where, bool required,
+                std::optional<int64_t> dflt = std::nullopt) {
+    const toml::node* n = t.get(key);
+    if (!n) {
+      q.loc = at(&t);
+      if (dflt) { q.expr = Expr::constant(*dflt); return true; }
+      if (required) err(&t, where + " needs '" + key + "'");
+      return false;
+    }
+    return quantity(n, q, where + "." + key);
+  }
+  std::optional<int64_t> integer(const toml::table& t, const char* key) {
+    const toml::node* n = t.get(key);
+    if (!n) return std::nullopt;
+    if (auto i = n->value<int64_t>()) return *i;
+    err(n, std::string(key) + " must be an integer");
+    return std::nullopt;
+  }
+  std::vector<std::string> strings(const toml::table& t, const char* key) {
+    std::vector<std::string> out;
+    const toml::node* n = t.get(key);
+    if (!n) return out;
+    const toml::array* a = n->as_array();
+    if (!a) { err(n, std::string(key) + " must be an array of strings"); return out; }
+    for (auto&& e : *a) {
+      if (auto s = e.value<std::string>()) out.push_back(*s);
+      else err(&e, std::string(key) + " must hold strings");
+    }
+    return out;
+  }
+  template <class F> void each_table(const toml::table& root, const char* key, F f) {
+    const toml::node* n = root.get(key);
+    if (!n) return;
+    const toml::array* a = n->as_array();
+    if (!a) { err(n, std::string("[[") + key + "]] must be an array of tables"); return; }
+    for (auto&& e : *a) {
+      if (const toml::table* t = e.as_table()) f(*t);
+      else err(&e, std::string("[[") + key + "]] entries must be tables");
+    }
+  }
+  std::optional<FactType> fact_type(const toml::node* n) {
+    auto s = n->value<std::string>();
+    if (s) {
+      if (*s == "i32") return FactType::I32;
+      if (*s == "u32") return FactType::U32;
+      if (*s == "i64") return FactType::I64;
+      if (*s == "u64") return FactType::U64;
+    }
+    err(n, "fact type must be one of i32, u32, i64, u64");
+    return std::nullopt;
+  }
+
+  void read(const toml::table& root) {
+    known_keys(root, "the contract", {"component", "provide", "use", "warps", "smem", "named_barrier", "mbarrier",
+                                      "port", "param", "tiles"});
+    const toml::table* comp = root["component"].as_table();
+    if (!comp) {
+      ctx.diags.error("contract-syntax", "missing [component] table", SourceLoc{c.path, 1});
+      return;
+    }
+    c.loc = at(comp);
+    known_keys(*comp, "[component]", {"name", "owner", "entry", "object", "source", "instances"});
+    c.name = str(*comp, "name", "[component]", true);
+    c.owner = str(*comp, "owner", "[component]", false, "unknown");
+    c.entry = str(*comp, "entry", "[component]", true);
+    c.object = str(*comp, "object", "[component]", true);
+    c.object_loc = at(comp->get("object"));
+    c.source = str(*comp, "source", "[component]", false);
+    if (comp->get("instances")) {
+      Quantity q;
+      if (quantity(*comp, "instances", q, "[component]", true)) c.instances = q;
+    }
+
+    if (const toml::node* pn = root.get("provide")) {
+      if (const toml::table* pt = pn->as_table()) {
+        for (auto&& [k, v] : *pt) {
+          FactProvide f;
+          f.name = std::string(k.str());
+          if (const toml::table* vt = v.as_table()) {
+            known_keys(*vt, "[provide]." + f.name, {"value", "type"});
+            quantity(*vt, "value", f.value, "[provide]." + f.name, true);
+            if (const toml::node* tn = vt->get("type")) {
+              if (auto t = fact_type(tn)) f.type = *t;
+            }
+          } else {
+            quantity(&v, f.value, "[provide]." + f.name);
+          }
+          f.value.loc = at(&v);
+          c.provides.push_back(std::move(f));
+        }
+      } else err(pn, "[provide] must be a table");
+    }
+    if (const toml::node* un = root.get("use")) {
+      if (const toml::table* ut = un->as_table()) {
+        for (auto&& [k, v] : *ut) {
+          FactUse u;
+          u.name = std::string(k.str());
+          u.loc = at(&v);
+          const toml::table* vt = v.as_table();
+          if (!vt) { err(&v, "[use]." + u.name + " must be a table of constraints, e.g. {} or { max = 256 }"); continue; }
+          known_keys(*vt, "[use]." + u.name, {"min", "max", "multiple_of", "one_of", "type"});
+          u.min = integer(*vt, "min");
+          u.max = integer(*vt, "max");
+          u.multiple_of = integer(*vt, "multiple_of");
+          if (u.multiple_of && *u.multiple_of <= 0) err(vt->get("multiple_of"), "multiple_of must be positive");
+          if (const toml::node* on = vt->get("one_of")) {
+            if (const toml::array* a = on->as_array()) {
+              for (auto&& e : *a) {
+                if (auto i = e.value<int64_t>()) u.one_of.push_back(*i);
+                else err(&e, "one_of must hold integers");
+              }
+            } else err(on, "one_of must be an array of integers");
+          }
+          if (const toml::node* tn = vt->get("type")) u.type = fact_type(tn);
+          c.uses.push_back(std::move(u));
+        }
+      } else err(un, "[use] must be a table");
+    }
+
+    if (const toml::table* w = root["warps"].as_table()) {
+      c.warps_loc = at(w);
+      known_keys(*w, "[warps]", {"count", "warpgroup", "registers"});
+      quantity(*w, "count", c.warps, "[warps]", true);
+      c.warpgroup = boolean(*w, "warpgroup", false);
+      if (w->get("registers")) {
+        Quantity q;
+        if (quantity(*w, "registers", q, "[warps]", true)) c.registers = q;
+      }
+    } else {
+      ctx.diags.error("contract-syntax", "component '" + c.name + "': missing [warps] table (a component runs as at least one warp)", c.loc);
+    }
+
+    each_table(root, "smem", [&](const toml::table& t) {
+      SmemRegion r;
+      r.loc = at(&t);
+      known_keys(t, "[[smem]]", {"name", "bytes", "align", "live"});
+      r.name = str(t, "name", "[[smem]]", true);
+      quantity(t, "bytes", r.bytes, "[[smem]]", true);
+      r.align = integer(t, "align").value_or(16);
+      if (r.align <= 0 || (r.align & (r.align - 1))) err(t.get("align"), "[[smem]] '" + r.name + "': align must be a power of two");
+      r.live = strings(t, "live");
+      c.smem.push_back(std::move(r));
+    });
+    each_table(root, "named_barrier", [&](const toml::table& t) {
+      NamedBarrier b;
+      b.loc = at(&t);
+      known_keys(t, "[[named_barrier]]", {"name", "threads"});
+      b.name = str(t, "name", "[[named_barrier]]", true);
+      quantity(t, "threads", b.threads, "[[named_barrier]]", true);
+      c.barriers.push_back(std::move(b));
+    });
+    each_table(root, "mbarrier", [&](const toml::table& t) {
+      MbarrierGroup m;
+      m.loc = at(&t);
+      known_keys(t, "[[mbarrier]]", {"name", "count", "arrivals"});
+      m.name = str(t, "name", "[[mbarrier]]", true);
+      quantity(t, "count", m.count, "[[mbarrier]]", false, 1);
+      quantity(t, "arrivals", m.arrivals, "[[mbarrier]]", false, 1);
+      c.mbarriers.push_back(std::move(m));
+    });
+    each_table(root, "port", [&](const toml::table& t) {
+      PortDecl p;
+      p.loc = at(&t);
+      known_keys(t, "[[port]]", {"name", "direction", "stages", "completion", "arrive", "guarantees", "requires", "tensor", "per_tile"});
+      p.name = str(t, "name", "[[port]]", true);
+      std::string dir = str(t, "direction", "[[port]]", true);
+      if (dir == "out") p.dir = PortDir::Out;
+      else if (dir == "in") p.dir = PortDir::In;
+      else if (!dir.empty()) err(t.get("direction"), "port '" + p.name + "': direction must be 'out' or 'in'");
+      quantity(t, "stages", p.stages, "[[port]]", false, 1);
+      std::string comp = str(t, "completion", "[[port]]", false, "arrive");
+      if (comp == "tx") p.completion = Completion::Tx;
+      else if (comp != "arrive") err(t.get("completion"), "port '" + p.name + "': completion must be 'tx' or 'arrive'");
+      std::string arr = str(t, "arrive", "[[port]]", false, "one");
+      if (arr == "one") p.arrive = Arrive::One;
+      else if (arr == "warp") p.arrive = Arrive::Warp;
+      else if (arr == "thread") p.arrive = Arrive::Thread;
+      else err(t.get("arrive"), "port '" + p.name + "': arrive must be 'one', 'warp' or 'thread'");
+      {
+        Quantity q;
+        if (quantity(t, "per_tile", q, "[[port]]", false, 1)) p.per_tile = q.expr;
+        p.per_tile_loc = q.loc;
+      }
+      p.guarantees = strings(t, "guarantees");
+      p.requires_ = strings(t, "requires");
+      each_table(t, "tensor", [&](const toml::table& tt) {
+        TensorDecl d;
+        d.loc = at(&tt);
+        known_keys(tt, "[[port.tensor]]", {"name", "dtype", "shape", "layout", "swizzle", "space"});
+        d.name = str(tt, "name", "[[port.tensor]]", true);
+        d.dtype = str(tt, "dtype", "[[port.tensor]]", true);
+        if (!d.dtype.empty() && dtype_bytes(d.dtype) == 0) err(tt.get("dtype"), "tensor '" + d.name + "': unknown dtype '" + d.dtype + "'");
+        const toml::array* shape = tt["shape"].as_array();
+        if (!shape || shape->size() != 2) err(tt.get("shape") ? tt.get("shape") : &tt, "tensor '" + d.name + "': shape must be [rows, cols]");
+        else {
+          quantity(shape->get(0), d.rows, "tensor '" + d.name + "' rows");
+          quantity(shape->get(1), d.cols, "tensor '" + d.name + "' cols");
+        }
+        d.layout = str(tt, "layout", "[[port.tensor]]", false, "row");
+        if (d.layout != "row" && d.layout != "col") err(tt.get("layout"), "tensor '" + d.name + "': layout must be 'row' or 'col'");
+        d.swizzle = str(tt, "swizzle", "[[port.tensor]]", false, "none");
+        if (d.swizzle != "none" && d.swizzle != "128B") err(tt.get("swizzle"), "tensor '" + d.name + "': swizzle must be 'none' or '128B'");
+        d.space = str(tt, "space", "[[port.tensor]]", false, "smem");
+        if (d.space != "smem")
+          ctx.diags.error("port-mismatch", "component '" + c.name + "': tensor '" + d.name + "' of port '" + p.name +
+                              "' lives in " + d.space + "; only shared-memory tensors can cross warp roles", at(tt.get("space")));
+        p.tensors.push_back(std::move(d));
+      });
+      if (p.tensors.empty()) err(&t, "port '" + p.name + "' declares no [[port.tensor]]");
+      c.ports.push_back(std::move(p));
+    });
+    each_table(root, "param", [&](const toml::table& t) {
+      ParamDecl p;
+      p.loc = at(&t);
+      known_keys(t, "[[param]]", {"name", "type"});
+      p.name = str(t, "name", "[[param]]", true);
+      std::string ty = str(t, "type", "[[param]]", true);
+      static const std::pair<const char*, ParamType> types[] = {{"tensormap", ParamType::TensorMap}, {"ptr", ParamType::Ptr},
+                                                                {"u32", ParamType::U32}, {"i32", ParamType::I32},
+                                                                {"u64", ParamType::U64}, {"f32", ParamType::F32}};
+      bool ok = false;
+      for (auto& [n, v] : types) if (ty == n) { p.type = v; ok = true; }
+      if (!ok && !ty.empty()) err(t.get("type"), "param '" + p.name + "': type must be tensormap, ptr, u32, i32, u64 or f32");
+      c.params.push_back(std::move(p));
+    });
+    if (const toml::table* t = root["tiles"].as_table()) {
+      TilesDecl& d = c.tiles;
+      d.present = true;
+      d.loc = at(t);
+      known_keys(*t, "[tiles]", {"order", "tile", "extent"});
+      d.order = str(*t, "order", "[tiles]", false, "row_major");
+      if (d.order != "row_major" && d.order != "col_major") err(t->get("order"), "[tiles] order must be 'row_major' or 'col_major'");
+      const toml::array* tile = (*t)["tile"].as_array();
+      if (!tile || tile->size() != 2) err(t, "[tiles] needs tile = [tile_m, tile_n]");
+      else {
+        quantity(tile->get(0), d.tile_m, "[tiles] tile[0]");
+        quantity(tile->get(1), d.tile_n, "[tiles] tile[1]");
+      }
+      auto ext = strings(*t, "extent");
+      if (ext.size() != 2) err(t, "[tiles] needs extent = [\"M\", \"N\"] (names of u32 params)");
+      else { d.extent_m = ext[0]; d.extent_n = ext[1]; }
+    }
+  }
+};
+
+}  // namespace
+
+void parse_contracts(LinkContext& ctx) {
+  std::map<std::string, const Contract*> by_path;  // canonical path → contract
+  std::map<const Contract*, unsigned> count;
+  std::vector<const Contract*> order;
+  for (const std::string& input : ctx.opt.inputs) {
+    std::error_code ec;
+    std::string canon = std::filesystem::weakly_canonical(input, ec).string();
+    if (ec) canon = input;
+    auto it = by_path.find(canon);
+    const Contract* c = nullptr;
+    if (it != by_path.end()) {
+      c = it->second;
+    } else {
+      auto owned = std::make_unique<Contract>();
+      owned->path = input;
+      owned->dir = std::filesystem::path(input).parent_path().string();
+      if (!std::filesystem::exists(input)) {
+        ctx.diags.error("input", "cannot open contract '" + input + "'");
+        continue;
+      }
+      try {
+        toml::table root = toml::parse_file(input);
+        Reader r{ctx, *owned};
+        r.read(root);
+      } catch (const toml::parse_error& e) {
+        ctx.diags.error("contract-syntax", std::string(e.description()),
+                        SourceLoc{input, static_cast<int>(e.source().begin.line)});
+        continue;
+      }
+      c = owned.get();
+      by_path.emplace(canon, c);
+      ctx.contracts.push_back(std::move(owned));
+    }
+    order.push_back(c);
+    ++count[c];
+  }
+  // Two different files must not claim one component name.
+  std::map<std::string, const Contract*> names;
+  for (const auto& c : ctx.contracts) {
+    auto [it, fresh] = names.emplace(c->name, c.get());
+    if (!fresh)
+      ctx.diags.error("contract-syntax", "two contracts name their component '" + c->name + "'", c->loc)
+          .notes.push_back("first named in " + it->second->loc.str());
+  }
+  std::map<const Contract*, unsigned> seen;
+  for (const Contract* c : order) {
+    Instance in;
+    in.contract = c;
+    in.index = seen[c]++;
+    in.count = count[c];
+    in.name = in.count > 1 ? c->name + "#" + std::to_string(in.index) : c->name;
+    ctx.instances.push_back(std::move(in));
+  }
+  if (ctx.opt.inputs.empty()) ctx.diags.error("input", "no input contracts");
+}
+
+}  // namespace pipelink

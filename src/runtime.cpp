@@ -1,0 +1,98 @@
+// runtime — loads a linked cubin and its map, fills pl::Args by parameter name, launches.
+// Does not: link or check anything (the linker did), or own the CUDA context.
+#include "pipelink/runtime.h"
+
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+namespace pipelink {
+
+std::string cu_error(CUresult r, const char* what) {
+  const char* name = nullptr;
+  const char* desc = nullptr;
+  cuGetErrorName(r, &name);
+  cuGetErrorString(r, &desc);
+  return std::string(what) + " failed: " + (name ? name : "?") + " (" + (desc ? desc : "?") + ")";
+}
+
+Module::~Module() {
+  if (mod_) cuModuleUnload(mod_);
+}
+
+Status Module::load(const std::string& cubin_path, const std::string& map_path) {
+  std::ifstream mf(map_path);
+  if (!mf) return Status::error("cannot open map '" + map_path + "'");
+  for (std::string line; std::getline(mf, line);) {
+    std::istringstream ls(line);
+    std::string word;
+    ls >> word;
+    if (word == "launch") {
+      std::string t, s;
+      ls >> kernel_ >> t >> threads_ >> s >> smem_;
+    } else if (word == "param") {
+      std::string name;
+      Param p;
+      ls >> name >> p.type >> p.slot;
+      params_[name] = p;
+    }
+  }
+  if (kernel_.empty() || threads_ == 0) return Status::error("map '" + map_path + "' has no 'launch' line");
+  std::ifstream cf(cubin_path, std::ios::binary);
+  if (!cf) return Status::error("cannot open cubin '" + cubin_path + "'");
+  std::vector<char> image((std::istreambuf_iterator<char>(cf)), std::istreambuf_iterator<char>());
+  if (CUresult r = cuModuleLoadData(&mod_, image.data()); r != CUDA_SUCCESS) return Status::error(cu_error(r, "cuModuleLoadData"));
+  if (CUresult r = cuModuleGetFunction(&fn_, mod_, kernel_.c_str()); r != CUDA_SUCCESS)
+    return Status::error(cu_error(r, ("cuModuleGetFunction(" + kernel_ + ")").c_str()));
+  if (CUresult r = cuFuncSetAttribute(fn_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem_));
+      r != CUDA_SUCCESS)
+    return Status::error(cu_error(r, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)"));
+  return {};
+}
+
+Status Module::slot(const std::string& name, const char* want, Param*& out) {
+  auto it = params_.find(name);
+  if (it == params_.end()) return Status::error("the linked kernel has no param '" + name + "'");
+  bool word = std::string(want) != "tensormap";
+  bool is_word = it->second.type != "tensormap";
+  if (word != is_word || (std::string(want) == "ptr" && it->second.type != "ptr"))
+    return Status::error("param '" + name + "' is " + it->second.type + ", not " + want);
+  out = &it->second;
+  return {};
+}
+
+Status Module::set_ptr(const std::string& name, CUdeviceptr v) {
+  Param* p = nullptr;
+  if (Status s = slot(name, "ptr", p); !s) return s;
+  args_.word[p->slot] = static_cast<unsigned long long>(v);
+  p->set = true;
+  return {};
+}
+
+Status Module::set_u32(const std::string& name, unsigned v) {
+  Param* p = nullptr;
+  if (Status s = slot(name, "u32", p); !s) return s;
+  args_.word[p->slot] = v;
+  p->set = true;
+  return {};
+}
+
+Status Module::set_tensormap(const std::string& name, const CUtensorMap& m) {
+  Param* p = nullptr;
+  if (Status s = slot(name, "tensormap", p); !s) return s;
+  args_.tmap[p->slot] = m;
+  p->set = true;
+  return {};
+}
+
+Status Module::launch(unsigned grid, CUstream stream) {
+  if (!fn_) return Status::error("launch before load");
+  for (const auto& [name, p] : params_)
+    if (!p.set) return Status::error("param '" + name + "' was never set");
+  void* kp[] = {&args_};
+  if (CUresult r = cuLaunchKernel(fn_, grid, 1, 1, threads_, 1, 1, smem_, stream, kp, nullptr); r != CUDA_SUCCESS)
+    return Status::error(cu_error(r, "cuLaunchKernel"));
+  return {};
+}
+
+}  // namespace pipelink

@@ -1,0 +1,75 @@
+// pipelink — the command-line driver. Thin: parses arguments into LinkOptions and calls the
+// library (include/pipelink/pipelink.h).
+//
+//   pipelink link  <contract.toml>... -o out.cubin [--map out.map] [-arch=sm_90a] [-L dir]
+//                  [--save-temps] [--emit-ptx] [--control] [-I dir] [-D NAME[=V]] [-v]
+//   pipelink check <contract.toml>... [--map out.map] [-arch=sm_90a]
+//   pipelink compile <component.cu> -o out.ltoir [-arch=sm_90a] [-I dir] [-D NAME[=V]]
+//
+// A contract listed twice is instantiated twice. Exit status: 0 on success, 1 on any error
+// (and then nothing is written).
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "pipelink/pipelink.h"
+
+int main(int argc, char** argv) {
+  // Linker convention: -arch=sm_90a (single dash). CLI11 wants --arch.
+  std::vector<std::string> args(argv, argv + argc);
+  for (std::string& a : args)
+    if (a.rfind("-arch=", 0) == 0 || a == "-arch") a = "-" + a;
+  std::vector<char*> cargs;
+  for (std::string& a : args) cargs.push_back(a.data());
+
+  CLI::App app{"PipeLink: a contract-guided linker for GPU kernel components"};
+  app.require_subcommand(1);
+  pipelink::LinkOptions opt;
+  std::string compile_src;
+
+  auto common = [&](CLI::App* s) {
+    s->add_option("--arch", opt.arch, "target (sm_90a)");
+    s->add_option("-I", opt.include_dirs, "include directory for the generated unit / control");
+    s->add_option("-D", opt.defines, "preprocessor definition for the generated unit / control");
+    s->add_flag("-v,--verbose", opt.verbose, "pass timings and toolchain logs");
+  };
+  CLI::App* link = app.add_subcommand("link", "check, allocate, generate and link into one cubin");
+  link->add_option("inputs", opt.inputs, "component contracts (.toml); repeat one to instantiate it again")->required();
+  link->add_option("-o", opt.output, "output cubin")->required();
+  link->add_option("--map", opt.map_path, "write the link map");
+  link->add_option("-L", opt.library_dirs, "directory searched for component objects");
+  link->add_flag("--save-temps", opt.save_temps, "keep the generated source (<out>.generated.cu) and linked PTX");
+  link->add_flag("--emit-ptx", opt.emit_ptx, "write the linked PTX to <out>.ptx");
+  link->add_flag("--control", opt.control, "build the monolithic control (one NVRTC program) instead");
+  link->add_option("--kernel-name", opt.kernel_name, "name of the generated __global__ entry");
+  common(link);
+
+  CLI::App* check = app.add_subcommand("check", "check and allocate only; write nothing but the map");
+  check->add_option("inputs", opt.inputs, "component contracts (.toml)")->required();
+  check->add_option("--map", opt.map_path, "write the link map");
+  common(check);
+
+  CLI::App* compile = app.add_subcommand("compile", "compile a component source to LTO-IR with NVRTC");
+  compile->add_option("source", compile_src, "component .cu")->required();
+  compile->add_option("-o", opt.output, "output .ltoir")->required();
+  common(compile);
+
+  try {
+    app.parse(static_cast<int>(cargs.size()), cargs.data());
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  pipelink::Diagnostics diags;
+  bool ok = false;
+  if (*compile) {
+    ok = pipelink::compile_component(compile_src, opt, diags);
+  } else {
+    opt.check_only = static_cast<bool>(*check);
+    pipelink::LinkResult r = pipelink::link(opt, diags);
+    if (r.ok) ok = pipelink::write_outputs(opt, r, diags);
+    if (ok && opt.check_only) std::cerr << "pipelink: check passed: " << opt.inputs.size() << " instances, " << r.threads
+                                        << " threads, " << r.smem_bytes << " bytes of shared memory\n";
+  }
+  diags.print(std::cerr);
+  return ok && !diags.has_errors() ? 0 : 1;
+}
