@@ -23,11 +23,20 @@ Module::~Module() {
 Status Module::load(const std::string& cubin_path, const std::string& map_path) {
   std::ifstream mf(map_path);
   if (!mf) return Status::error("cannot open map '" + map_path + "'");
+  bool in_facts = false;
   for (std::string line; std::getline(mf, line);) {
     std::istringstream ls(line);
     std::string word;
     ls >> word;
-    if (word == "launch") {
+    if (word == "==") {
+      std::string section;
+      ls >> section;
+      in_facts = section == "facts";
+    } else if (in_facts && !word.empty()) {
+      std::string eq;
+      long long v = 0;
+      if (ls >> eq >> v && eq == "=") facts_[word] = v;
+    } else if (word == "launch") {
       std::string t, s;
       ls >> kernel_ >> t >> threads_ >> s >> smem_;
     } else if (word == "param") {
@@ -48,6 +57,13 @@ Status Module::load(const std::string& cubin_path, const std::string& map_path) 
       r != CUDA_SUCCESS)
     return Status::error(cu_error(r, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)"));
   return {};
+}
+
+bool Module::fact(const std::string& name, long long& value) const {
+  auto it = facts_.find(name);
+  if (it == facts_.end()) return false;
+  value = it->second;
+  return true;
 }
 
 Status Module::slot(const std::string& name, const char* want, Param*& out) {

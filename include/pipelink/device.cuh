@@ -201,7 +201,14 @@ struct PipeReader {
     return reinterpret_cast<T*>(ctx.smem + p->buffer + stage * p->stage_bytes + p->tensor[t]);
   }
   __device__ __forceinline__ void wait() const { mbar_wait(full_bar(), phase, port_index, stage); }
-  __device__ __forceinline__ void release() const { mbar_arrive(empty_bar()); }
+  __device__ __forceinline__ void release() const {
+#if PL_EXP_FENCE == 1
+    fence_async_shared();
+#elif PL_EXP_FENCE == 2
+    asm volatile("fence.acq_rel.cta;" ::: "memory");
+#endif
+    mbar_arrive(empty_bar());
+  }
   __device__ __forceinline__ void advance() {
     if (++stage == p->stages) { stage = 0; phase ^= 1u; }
   }

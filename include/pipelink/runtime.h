@@ -48,6 +48,9 @@ class Module {
   // Launches `grid` blocks of threads() threads with smem_bytes() of dynamic shared memory.
   Status launch(unsigned grid, CUstream stream = nullptr);
 
+  // A resolved fact from the map (e.g. a tile size the host needs for a tensor map's box).
+  bool fact(const std::string& name, long long& value) const;
+
   unsigned threads() const { return threads_; }
   unsigned smem_bytes() const { return smem_; }
   const std::string& kernel_name() const { return kernel_; }
@@ -62,6 +65,7 @@ class Module {
   std::string kernel_;
   unsigned threads_ = 0, smem_ = 0;
   std::map<std::string, Param> params_;
+  std::map<std::string, long long> facts_;
   HostArgs args_{};
 };
 

@@ -14,11 +14,16 @@ PL_FACT_DECL(unsigned, tile_m);
 PL_FACT_DECL(unsigned, tile_n);
 PL_FACT_DECL(unsigned, tile_k);
 
+// Names live in a namespace of their own: the monolithic control compiles every component
+// source as one program.
+namespace tma_loader {
 enum : unsigned { kParamAMap = 0, kParamBMap = 1, kParamK = 2 };  // [[param]] order
 enum : unsigned { kPortAB = 0 };                                   // [[port]] order
 enum : unsigned { kTensorA = 0, kTensorB = 1 };                    // [[port.tensor]] order
+}  // namespace tma_loader
 
 PL_COMPONENT(tma_loader_main) {
+  using namespace tma_loader;
   if ((threadIdx.x & 31u) != 0) return;  // one elected thread issues every TMA
 
   const pl::TensorMap* a_map = ctx.tmap(kParamAMap);

@@ -16,7 +16,9 @@
 // they size register arrays, so they are compile-time constants here.
 #include "pipelink/device.cuh"
 
-namespace {
+// Names live in a namespace of their own: the monolithic control compiles every component
+// source as one program.
+namespace mma_consumer {
 
 constexpr unsigned kTileM = 128, kTileN = 128, kTileK = 32;  // == provided facts
 constexpr unsigned kWarps = 4, kInstances = 2;
@@ -54,7 +56,7 @@ __device__ __forceinline__ void st_shared_v2(unsigned addr, float x, float y) {
   asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(x), "f"(y) : "memory");
 }
 
-}  // namespace
+}  // namespace mma_consumer
 
 #ifdef PL_CHECKED
 PL_FACT_DECL(unsigned, tile_m);
@@ -63,6 +65,7 @@ PL_FACT_DECL(unsigned, tile_k);
 #endif
 
 PL_COMPONENT(mma_consumer_main) {
+  using namespace mma_consumer;
 #ifdef PL_CHECKED
   if (PL_FACT(tile_m) != kTileM || PL_FACT(tile_n) != kTileN || PL_FACT(tile_k) != kTileK ||
       ctx.slots->instances != kInstances || ctx.slots->warps != kWarps)
@@ -104,6 +107,12 @@ PL_COMPONENT(mma_consumer_main) {
           mma_bf16_16816(acc[2 * np + 1], a, b[2], b[3]);
         }
       }
+#if defined(MMA_EXP_TOKEN)
+      {  // experiment: make the arrive wait for the last mma (and so the stage's ldmatrix)
+        float* tok = reinterpret_cast<float*>(ctx.smem + 196704);
+        asm volatile("st.shared.f32 [%0], %1;" ::"r"(pl::smem_addr(tok + (threadIdx.x & 7))), "f"(acc[kNTiles - 1][3]) : "memory");
+      }
+#endif
       __syncwarp();                 // every lane's ldmatrix of this stage is done
       if (lane == 0) ab.release();  // arrive = "warp"
       ab.advance();

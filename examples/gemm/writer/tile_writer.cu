@@ -14,11 +14,16 @@
 PL_FACT_DECL(unsigned, tile_m);
 PL_FACT_DECL(unsigned, tile_n);
 
+// Names live in a namespace of their own: the monolithic control compiles every component
+// source as one program.
+namespace tile_writer {
 enum : unsigned { kParamC = 0, kParamM = 1, kParamN = 2 };  // [[param]] order
 enum : unsigned { kPortC = 0 };                             // [[port]] order
 enum : unsigned { kTensorC = 0 };
+}  // namespace tile_writer
 
 PL_COMPONENT(tile_writer_main) {
+  using namespace tile_writer;
   float* C = ctx.ptr<float>(kParamC);
   const unsigned M = ctx.u32(kParamM), N = ctx.u32(kParamN);
   const unsigned tile_m = PL_FACT(tile_m), tile_n = PL_FACT(tile_n);
