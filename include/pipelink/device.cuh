@@ -201,12 +201,13 @@ struct PipeReader {
     return reinterpret_cast<T*>(ctx.smem + p->buffer + stage * p->stage_bytes + p->tensor[t]);
   }
   __device__ __forceinline__ void wait() const { mbar_wait(full_bar(), phase, port_index, stage); }
+  // Orders this thread's reads of the stage before the producer's next writes. The proxy fence
+  // is what the memory model asks for when the producer refills the stage through the async
+  // proxy (TMA), and on sm_90a it also keeps the arrive from overtaking ldmatrix reads still in
+  // flight: without it ptxas 13.0 scheduled the arrive above the last LDSM's consumers and the
+  // TMA overwrote data being read (seen on an H200, examples/gemm, 2026-11-29).
   __device__ __forceinline__ void release() const {
-#if PL_EXP_FENCE == 1
     fence_async_shared();
-#elif PL_EXP_FENCE == 2
-    asm volatile("fence.acq_rel.cta;" ::: "memory");
-#endif
     mbar_arrive(empty_bar());
   }
   __device__ __forceinline__ void advance() {

@@ -107,12 +107,6 @@ PL_COMPONENT(mma_consumer_main) {
           mma_bf16_16816(acc[2 * np + 1], a, b[2], b[3]);
         }
       }
-#if defined(MMA_EXP_TOKEN)
-      {  // experiment: make the arrive wait for the last mma (and so the stage's ldmatrix)
-        float* tok = reinterpret_cast<float*>(ctx.smem + 196704);
-        asm volatile("st.shared.f32 [%0], %1;" ::"r"(pl::smem_addr(tok + (threadIdx.x & 7))), "f"(acc[kNTiles - 1][3]) : "memory");
-      }
-#endif
       __syncwarp();                 // every lane's ldmatrix of this stage is done
       if (lane == 0) ab.release();  // arrive = "warp"
       ab.advance();

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# One golden case: tests/golden/<case>/ holds contracts, an `args` file and expectations.
+#   args          the pipelink command line after the binary, run inside the case directory;
+#                 @OBJ@ expands to a scratch directory holding the case's compiled *.cu files
+#                 and @OUT@ to a scratch output directory
+#   expect.txt    the exact stderr (diagnostics)
+#   expect.map    (optional) the exact map written to @OUT@/out.map
+#   expect.rc     (optional) the exit status; default 1 if expect.txt has "error:", else 0
+#   *.cu          (optional) component sources, compiled first with `pipelink compile`
+# On a failed link the case also checks that nothing was written to @OUT@.
+set -u
+bin=$(realpath "$1"); case_dir=$2
+name=$(basename "$case_dir")
+scratch=$(mktemp -d); trap 'rm -rf "$scratch"' EXIT
+mkdir -p "$scratch/obj" "$scratch/out"
+cd "$case_dir" || exit 1
+for cu in *.cu; do
+  [ -e "$cu" ] || continue
+  "$bin" compile "$cu" -o "$scratch/obj/${cu%.cu}.ltoir" || { echo "FAIL $name: cannot compile $cu"; exit 1; }
+done
+args=$(sed -e "s#@OBJ@#$scratch/obj#g" -e "s#@OUT@#$scratch/out#g" args)
+# shellcheck disable=SC2086
+"$bin" $args 2>"$scratch/stderr" >/dev/null
+rc=$?
+want_rc=0; grep -q "error:" expect.txt && want_rc=1
+[ -f expect.rc ] && want_rc=$(cat expect.rc)
+sed -i "s#$scratch#@SCRATCH@#g" "$scratch/stderr"
+fail=0
+if [ "$rc" != "$want_rc" ]; then echo "FAIL $name: exit status $rc, expected $want_rc"; fail=1; fi
+if ! diff -u expect.txt "$scratch/stderr"; then echo "FAIL $name: diagnostics differ (above: - expected, + actual)"; fail=1; fi
+if [ -f expect.map ]; then
+  if ! diff -u expect.map "$scratch/out/out.map"; then echo "FAIL $name: map differs"; fail=1; fi
+fi
+if [ "$want_rc" != 0 ] && [ -n "$(ls -A "$scratch/out")" ]; then
+  echo "FAIL $name: a failed link wrote files:"; ls "$scratch/out"; fail=1
+fi
+[ $fail = 0 ] && echo "ok $name"
+exit $fail
