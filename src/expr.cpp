@@ -90,8 +90,10 @@ struct Parser {
     if (std::isdigit(static_cast<unsigned char>(s[i]))) {
       int64_t v = 0;
       while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
-        if (v > (INT64_MAX - 9) / 10) return fail("integer too large");
-        v = v * 10 + (s[i++] - '0');
+        int digit = s[i] - '0';
+        if (v > (INT64_MAX - digit) / 10) return fail("integer too large");
+        v = v * 10 + digit;
+        ++i;
       }
       auto n = std::make_shared<ExprNode>();
       n->kind = ExprNode::Int; n->value = v;

@@ -1,0 +1,74 @@
+// Unit tests for contract expressions.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "pipelink/expr.h"
+
+using pipelink::Expr;
+
+namespace {
+std::optional<int64_t> eval(const std::string& text, std::string* err = nullptr) {
+  static const std::map<std::string, int64_t> facts{{"tile_m", 128}, {"tile_k", 64}, {"stages", 4}, {"zero", 0}};
+  Expr e;
+  std::string perr;
+  if (!Expr::parse(text, e, perr)) {
+    if (err) *err = perr;
+    return std::nullopt;
+  }
+  std::string eerr;
+  auto v = e.eval([](const std::string& n) -> std::optional<int64_t> {
+    auto it = facts.find(n);
+    if (it == facts.end()) return std::nullopt;
+    return it->second;
+  }, eerr);
+  if (err) *err = eerr;
+  return v;
+}
+}  // namespace
+
+TEST(Expr, Arithmetic) {
+  EXPECT_EQ(eval("1 + 2 * 3"), 7);
+  EXPECT_EQ(eval("(1 + 2) * 3"), 9);
+  EXPECT_EQ(eval("-4 + 10"), 6);
+  EXPECT_EQ(eval("17 / 5"), 3);
+  EXPECT_EQ(eval("17 % 5"), 2);
+}
+
+TEST(Expr, FactsAndFunctions) {
+  EXPECT_EQ(eval("tile_m * tile_k * 2"), 16384);
+  EXPECT_EQ(eval("stages * (tile_m * tile_k * 2)"), 65536);
+  EXPECT_EQ(eval("ceil_div(100, tile_k)"), 2);
+  EXPECT_EQ(eval("align_up(100, 64)"), 128);
+  EXPECT_EQ(eval("min(tile_m, tile_k) + max(1, stages)"), 68);
+}
+
+TEST(Expr, Errors) {
+  std::string err;
+  EXPECT_FALSE(eval("tile_m *", &err));
+  EXPECT_NE(err.find("expected a value"), std::string::npos) << err;
+  EXPECT_FALSE(eval("nope(1, 2)", &err));
+  EXPECT_NE(err.find("unknown function"), std::string::npos) << err;
+  EXPECT_FALSE(eval("tile_n + 1", &err));
+  EXPECT_NE(err.find("unknown fact 'tile_n'"), std::string::npos) << err;
+  EXPECT_FALSE(eval("tile_m / zero", &err));
+  EXPECT_EQ(err, "division by zero");
+  EXPECT_FALSE(eval("9223372036854775807 * 2", &err));
+  EXPECT_EQ(err, "integer overflow");
+  EXPECT_FALSE(eval("1 2", &err));
+}
+
+TEST(Expr, Names) {
+  Expr e;
+  std::string err;
+  ASSERT_TRUE(Expr::parse("tile_m * tile_k + tile_m + ceil_div(K, tile_k)", e, err));
+  EXPECT_EQ(e.names(), (std::vector<std::string>{"tile_m", "tile_k", "K"}));
+}
+
+TEST(Expr, ToCpp) {
+  Expr e;
+  std::string err;
+  ASSERT_TRUE(Expr::parse("ceil_div(K, tile_k)", e, err));
+  EXPECT_EQ(e.to_cpp([](const std::string& n) { return "x_" + n; }),
+            "(((long long)(x_K) + (long long)(x_tile_k) - 1) / (long long)(x_tile_k))");
+}

@@ -1,0 +1,122 @@
+// End-to-end tests of the linker on the GEMM example (CPU only): full link to cubin, the linked
+// PTX shows the bindings folded, byte-identical output across runs, the monolithic control,
+// and golden files for the generated connection unit and the map.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "pipelink/pipelink.h"
+
+namespace {
+
+const std::string kSrc = PL_SOURCE_DIR;
+
+pipelink::LinkOptions example_options() {
+  pipelink::LinkOptions o;
+  // Relative contract paths keep diagnostics and the map independent of the checkout location.
+  o.inputs = {"examples/gemm/loader/contract.toml", "examples/gemm/mma/contract.toml", "examples/gemm/mma/contract.toml",
+              "examples/gemm/writer/contract.toml"};
+  o.library_dirs = {PL_EXAMPLE_OBJ_DIR};
+  return o;
+}
+
+struct InSourceDir {
+  std::filesystem::path old = std::filesystem::current_path();
+  InSourceDir() { std::filesystem::current_path(kSrc); }
+  ~InSourceDir() { std::filesystem::current_path(old); }
+};
+
+pipelink::LinkResult link_example(bool control = false, bool check_only = false) {
+  InSourceDir here;
+  pipelink::LinkOptions o = example_options();
+  o.control = control;
+  o.check_only = check_only;
+  pipelink::Diagnostics d;
+  pipelink::LinkResult r = pipelink::link(o, d);
+  std::ostringstream s;
+  d.print(s);
+  EXPECT_TRUE(r.ok) << s.str();
+  EXPECT_FALSE(d.has_errors()) << s.str();
+  return r;
+}
+
+std::string read(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// Set PIPELINK_BLESS=1 to rewrite the golden files after a deliberate change (then review the diff).
+void compare_golden(const std::string& actual, const std::string& rel) {
+  const std::string path = kSrc + "/" + rel;
+  if (std::getenv("PIPELINK_BLESS")) std::ofstream(path) << actual;
+  EXPECT_EQ(read(path), actual) << "golden file " << rel << " differs (PIPELINK_BLESS=1 rewrites it; review the diff)";
+}
+
+}  // namespace
+
+TEST(ExampleLink, ProducesCubin) {
+  pipelink::LinkResult r = link_example();
+  ASSERT_GE(r.cubin.size(), 4u);
+  EXPECT_EQ(std::string(r.cubin.begin(), r.cubin.begin() + 4), "\x7f" "ELF");
+  EXPECT_EQ(r.threads, 384u);
+  EXPECT_EQ(r.smem_bytes, 196736u);
+  EXPECT_NE(r.toolchain_log.find("0 bytes spill stores"), std::string::npos) << r.toolchain_log;
+}
+
+TEST(ExampleLink, LinkedPtxHasBindingsFolded) {
+  pipelink::LinkResult r = link_example();
+  const std::string& ptx = r.linked_ptx;
+  ASSERT_FALSE(ptx.empty());
+  // No instruction reads a binding symbol: every fact and slot became an immediate.
+  std::regex load_of_binding(R"((ld|ldu)\.[^\n]*\[(pl_fact_|pl_slots_)[^\n]*)");
+  std::smatch m;
+  EXPECT_FALSE(std::regex_search(ptx, m, load_of_binding)) << "binding loaded at run time: " << m.str();
+  std::regex generic_use(R"(\n\s+[a-z][^\n]*\b(pl_fact_\w+|pl_slots_\w+))");
+  EXPECT_FALSE(std::regex_search(ptx, m, generic_use)) << "binding symbol used by an instruction: " << m.str();
+  // The folded values appear as immediates: register budgets, the named barrier count, the
+  // mbarrier offsets (ab full at 196608, c full at 196672) and the tile size in the scheduler.
+  EXPECT_NE(ptx.find("setmaxnreg.dec.sync.aligned.u32 40;"), std::string::npos);
+  EXPECT_NE(ptx.find("setmaxnreg.inc.sync.aligned.u32 232;"), std::string::npos);
+  EXPECT_NE(ptx.find("196608"), std::string::npos);
+  EXPECT_NE(ptx.find("196672"), std::string::npos);
+  EXPECT_TRUE(std::regex_search(ptx, std::regex(R"(mma\.sync\.aligned\.m16n8k16)")));
+  EXPECT_TRUE(std::regex_search(ptx, std::regex(R"(cp\.async\.bulk\.tensor\.2d)")));
+  EXPECT_EQ(ptx.find(".extern .global"), std::string::npos);
+}
+
+TEST(ExampleLink, ByteIdenticalAcrossRuns) {
+  pipelink::LinkResult a = link_example();
+  pipelink::LinkResult b = link_example();
+  EXPECT_EQ(a.cubin, b.cubin);
+  EXPECT_EQ(a.map, b.map);
+  EXPECT_EQ(a.generated_source, b.generated_source);
+  EXPECT_EQ(a.linked_ptx, b.linked_ptx);
+}
+
+TEST(ExampleLink, MonolithicControlLinks) {
+  pipelink::LinkResult r = link_example(/*control=*/true);
+  ASSERT_FALSE(r.cubin.empty());
+  pipelink::LinkResult l = link_example();
+  EXPECT_EQ(r.map, l.map);  // same layout
+  EXPECT_EQ(r.generated_source, l.generated_source);  // same connection code
+}
+
+TEST(ExampleLink, GeneratedSourceGolden) { compare_golden(link_example(false, true).generated_source, "tests/expected/gemm.generated.cu"); }
+
+TEST(ExampleLink, MapGolden) { compare_golden(link_example(false, true).map, "tests/expected/gemm.map"); }
+
+TEST(ExampleLink, TwoInstancesGetTheirOwnSlots) {
+  std::string gen = link_example(false, true).generated_source;
+  // Each instance of mma_consumer has its own slot table, named barrier and warp range.
+  EXPECT_NE(gen.find("pl_slots_mma_consumer_0"), std::string::npos);
+  EXPECT_NE(gen.find("pl_slots_mma_consumer_1"), std::string::npos);
+  EXPECT_NE(gen.find("{1, 0, 0, 0},  // named barrier ids"), std::string::npos);
+  EXPECT_NE(gen.find("{2, 0, 0, 0},  // named barrier ids"), std::string::npos);
+  EXPECT_NE(gen.find("4, 4, 0, 2};  // warps [4, 8), instance 0 of 2"), std::string::npos);
+  EXPECT_NE(gen.find("8, 4, 1, 2};  // warps [8, 12), instance 1 of 2"), std::string::npos);
+}
