@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# GPU test: the linked GEMM example and its monolithic control against a CPU reference.
+# GPU tests: `run_gpu_test.sh BUILD` runs the linked GEMM example and its monolithic control
+# against a CPU reference; `run_gpu_test.sh BUILD transfer` runs the generated-transfer test.
 # Exit 77 (ctest: Skipped) with "skipped: no GPU" when there is no usable GPU.
 B=${1:-build}
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
   echo "skipped: no GPU"
   exit 77
 fi
-G=$B/examples/gemm
 set -e
+if [ "${2:-}" = transfer ]; then
+  exec timeout 60 "$B/tests/transfer/run_transfer" "$B/tests/transfer/transfer.cubin" "$B/tests/transfer/transfer.map"
+fi
+G=$B/examples/gemm
 for shape in "256 256 512" "1024 1024 1024" "2048 1024 4096"; do
   set -- $shape
   timeout 120 "$G/run_gemm" --linked "$G/gemm.cubin" "$G/gemm.map" --control "$G/gemm_control.cubin" "$G/gemm_control.map" \
