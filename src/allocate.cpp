@@ -79,8 +79,17 @@ void place_warps(LinkContext& ctx) {
     Diagnostic& x = d.error("threads-limit", "the link needs " + std::to_string(threads) + " threads per block (" +
                                                  std::to_string(warp) + " warps); the target allows " +
                                                  std::to_string(ctx.target.max_threads));
-    for (const Instance& in : ctx.instances)
-      x.notes.push_back(in.name + ": " + std::to_string(in.warps) + " warps, declared at " + in.contract->warps.loc.str());
+    unsigned declared = 0;
+    for (const Instance& in : ctx.instances) {
+      declared += in.warps;
+      x.notes.push_back(in.name + ": " + std::to_string(in.warps) + (in.warps == 1 ? " warp" : " warps") + ", declared at " +
+                        in.contract->warps.loc.str());
+    }
+    unsigned transfers = 0;
+    for (const Pipe& p : ctx.pipes) transfers += p.transfer_to >= 0;
+    if (transfers) x.notes.push_back(std::to_string(transfers) + " generated transfer warp(s)");
+    if (warp > declared + transfers)
+      x.notes.push_back(std::to_string(warp - declared - transfers) + " idle warp(s) that complete a warpgroup (warpgroup roles start at a multiple of 4 warps; setmaxnreg needs whole warpgroups)");
   }
   if (warp == 0) return;
   unsigned groups = (warp + 3) / 4;
@@ -119,7 +128,14 @@ void assign_registers(LinkContext& ctx) {
       if (r > budget) { budget = r; first = in.name; }
       if (first.empty()) first = in.name;
     }
-    for (int i : wg.instances) ctx.instances[i].registers = budget;
+    for (int i : wg.instances) {
+      Instance& in = ctx.instances[i];
+      if (budget && !in.contract->registers)
+        d.warning("registers", "'" + in.name + "' declares no register budget but shares warpgroup " + std::to_string(wg.index) +
+                                   " with '" + first + "'; setmaxnreg applies per warpgroup, so it runs with " + std::to_string(budget) +
+                                   " registers per thread", in.contract->warps_loc);
+      in.registers = budget;
+    }
     wg.registers = budget;
     any |= budget > 0;
   }
@@ -241,10 +257,14 @@ void bind_ports(LinkContext& ctx) {
     p.full_count = static_cast<unsigned>(full);
     p.empty_count = static_cast<unsigned>(empty);
     if (tx_producers) {
-      if (data % tx_producers != 0)
-        d.error("port-mismatch", "pipe '" + p.name + "': " + std::to_string(data) + " bytes per stage cannot be split evenly among " +
+      // Transaction bytes are what the copies write: the tensors, not the alignment gaps between
+      // them. A stale or padded count leaves the full barrier waiting forever (NVIDIA/cutlass#1748).
+      int64_t written = 0;
+      for (const PipeTensor& t : p.tensors) written += t.bytes();
+      if (written % tx_producers != 0)
+        d.error("port-mismatch", "pipe '" + p.name + "': " + std::to_string(written) + " bytes per stage cannot be split evenly among " +
                                      std::to_string(tx_producers) + " TMA producers");
-      for (const PipeEnd& e : p.producers) ctx.instances[e.instance].ports[e.port].tx_bytes = static_cast<unsigned>(data / tx_producers);
+      for (const PipeEnd& e : p.producers) ctx.instances[e.instance].ports[e.port].tx_bytes = static_cast<unsigned>(written / tx_producers);
     }
   }
 }

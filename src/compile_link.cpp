@@ -138,16 +138,6 @@ struct Input {
   InputKind kind;
 };
 
-// Which inputs mention `symbol` (by its bytes): attribution for undefined-binding errors.
-std::vector<std::string> who_mentions(const std::vector<Input>& inputs, const std::string& symbol) {
-  std::vector<std::string> out;
-  for (const Input& in : inputs) {
-    if (in.label == "generated") continue;
-    if (std::search(in.bytes.begin(), in.bytes.end(), symbol.begin(), symbol.end()) != in.bytes.end()) out.push_back(in.label);
-  }
-  return out;
-}
-
 bool jit(LinkContext& ctx, const std::vector<std::string>& options, const std::vector<Input>& inputs, bool want_ptx,
          std::vector<char>& out, std::string& info) {
   Timer t{ctx, want_ptx ? "nvJitLink -lto -ptx" : "nvJitLink (ptxas)"};
@@ -200,22 +190,66 @@ bool jit(LinkContext& ctx, const std::vector<std::string>& options, const std::v
   return ok;
 }
 
-// `.extern .global` / `.extern .const` in linked PTX: bindings nothing defines (Trap 1).
-void check_undefined(LinkContext& ctx, const std::string& ptx, const std::vector<Input>& inputs) {
+// Names of `.extern .global` / `.extern .const` variables in PTX: what nothing defined.
+std::vector<std::string> extern_variables(const std::string& ptx) {
   static const std::regex ext(R"(^\s*\.extern\s+\.(global|const)\s+[^;]*?([A-Za-z_$][A-Za-z0-9_$]*)\s*(\[[^\]]*\])?\s*;)");
+  std::vector<std::string> out;
   std::istringstream ls(ptx);
   for (std::string line; std::getline(ls, line);) {
     std::smatch m;
-    if (!std::regex_search(line, m, ext)) continue;
-    std::string sym = m[2].str();
+    if (std::regex_search(line, m, ext)) out.push_back(m[2].str());
+  }
+  return out;
+}
+
+bool jit(LinkContext& ctx, const std::vector<std::string>& options, const std::vector<Input>& inputs, bool want_ptx,
+         std::vector<char>& out, std::string& info);
+
+// Which components import each undefined symbol. LTO-IR is opaque, so each component is linked
+// on its own behind a probe kernel (the generated bindings, then a __global__ calling only its
+// entry) and the probe's PTX is read. Runs only when a link has undefined bindings.
+std::map<std::string, std::vector<std::string>> attribute_undefined(LinkContext& ctx, const std::vector<Input>& inputs) {
+  std::map<std::string, std::vector<std::string>> users;
+  const std::string& gen = ctx.result.generated_source;
+  const size_t cut = gen.find(kEntryMarker);
+  if (cut == std::string::npos) return users;
+  for (const Input& in : inputs) {
+    const Instance* inst = nullptr;
+    for (const Instance& i : ctx.instances)
+      if (i.contract->name == in.label) { inst = &i; break; }
+    if (!inst) continue;
+    std::string probe = gen.substr(0, cut) + "extern \"C\" __global__ void pl_probe(const __grid_constant__ pl::Args args) {\n" +
+                        "  extern __shared__ unsigned char pl_smem[];\n  pl::Ctx ctx;\n  ctx.args = &args;\n  ctx.smem = pl_smem;\n" +
+                        "  ctx.slots = &" + slots_name(*inst) + ";\n  " + inst->contract->entry + "(ctx);\n}\n";
+    Diagnostics quiet;
+    LinkContext pc(ctx.opt, quiet);
+    pc.target = ctx.target;
+    std::vector<char> ir = compile_to_ltoir(pc, probe, "pipelink_probe.cu");
+    if (ir.empty()) continue;
+    std::vector<Input> pin{{"generated", "", std::move(ir), InputKind::LtoIr}, in};
+    std::vector<char> ptx;
+    std::string info;
+    if (!jit(pc, {"-arch=" + ctx.target.arch, "-lto", "-ptx"}, pin, true, ptx, info)) continue;
+    for (const std::string& sym : extern_variables(std::string(ptx.begin(), ptx.end()))) users[sym].push_back(in.label);
+  }
+  return users;
+}
+
+// `.extern .global` / `.extern .const` in linked PTX: bindings nothing defines (Trap 1).
+void check_undefined(LinkContext& ctx, const std::string& ptx, const std::vector<Input>& inputs) {
+  std::vector<std::string> undefined = extern_variables(ptx);
+  if (undefined.empty()) return;
+  std::map<std::string, std::vector<std::string>> who = attribute_undefined(ctx, inputs);
+  for (const std::string& sym : undefined) {
     std::string msg = "the linked kernel reads '" + sym + "', which nothing defines";
-    std::vector<std::string> users = who_mentions(inputs, sym);
+    std::vector<std::string> users = who[sym];
     std::string fact = sym.rfind("pl_fact_", 0) == 0 ? sym.substr(8) : "";
     if (!fact.empty()) msg = "fact '" + fact + "' is read by component code but no contract provides it (symbol " + sym + ")";
     Diagnostic& d = ctx.diags.error("undefined-binding", msg);
     for (const std::string& u : users) {
       const Contract* c = nullptr;
       for (const auto& cc : ctx.contracts) if (cc->name == u) c = cc.get();
+      if (c && !d.loc.known()) d.loc = c->loc;
       d.notes.push_back("referenced by " + u + (c ? " (" + c->object + ", contract " + c->loc.str() + ")" : ""));
       if (c && !fact.empty()) {
         bool declared = false;
@@ -312,6 +346,7 @@ void compile_link(LinkContext& ctx) {
                                         ": it cannot take part in link-time optimisation, so its bindings are loaded from "
                                         "memory at run time instead of folded into immediates", c->object_loc);
       }
+      if (k == InputKind::Ptx) bytes.push_back('\0');  // nvJitLink reads PTX as a C string
       inputs.push_back({c->name, path, std::move(bytes), k});
     }
     if (ctx.diags.has_errors()) return;

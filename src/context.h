@@ -162,6 +162,8 @@ void compile_link(LinkContext& ctx);
 std::string render_map(const LinkContext& ctx);
 
 // Shared helpers.
+std::string slots_name(const Instance& in);     // the generated symbol of an instance's pl::Slots
+constexpr const char* kEntryMarker = "// ---- entry:";  // where generate() starts the __global__ entry
 int64_t dtype_bytes(const std::string& dtype);  // 0 if unknown
 int64_t arrivals_per_instance(Arrive a, unsigned warps);
 

@@ -36,7 +36,6 @@ template <class T> std::string list(const std::vector<T>& v, size_t n) {
   return s.str();
 }
 
-std::string slots_name(const Instance& in) { return "pl_slots_" + ident(in.name); }
 
 const ParamSlot* find_param(const LinkContext& ctx, const std::string& name) {
   for (const ParamSlot& p : ctx.params)
@@ -109,6 +108,8 @@ void emit_transfer(const LinkContext& ctx, const Pipe& from, const Pipe& to, std
 }
 
 }  // namespace
+
+std::string slots_name(const Instance& in) { return "pl_slots_" + ident(in.name); }
 
 void generate(LinkContext& ctx) {
   std::ostringstream o;

@@ -38,8 +38,8 @@ std::string render_map(const LinkContext& ctx) {
       << (f.users.empty() ? std::string("-") : join(f.users)) << "\n";
 
   o << "\n== shared memory  (" << ctx.smem_bytes << " bytes of " << ctx.target.max_smem << ")\n"
-    << "  " << std::setw(8) << "offset" << " " << std::setw(8) << "bytes" << " " << std::setw(6) << "align" << "  "
-    << std::setw(18) << "live" << " owner/region\n";
+    << "  " << std::right << std::setw(8) << "offset" << " " << std::setw(8) << "bytes" << " " << std::setw(6) << "align" << "  "
+    << std::left << std::setw(18) << "live" << " owner/region\n";
   std::vector<const SmemBlock*> by_off;
   for (const SmemBlock& b : ctx.smem) by_off.push_back(&b);
   std::stable_sort(by_off.begin(), by_off.end(), [](const SmemBlock* a, const SmemBlock* b) { return a->offset < b->offset; });

@@ -26,8 +26,8 @@ struct Reader {
     if (n) l.line = static_cast<int>(n->source().begin.line);
     return l;
   }
-  void err(const toml::node* n, const std::string& msg) {
-    ctx.diags.error("contract-syntax", "component '" + (c.name.empty() ? c.path : c.name) + "': " + msg, at(n));
+  void err(const toml::node* n, const std::string& msg, const char* rule = "contract-syntax") {
+    ctx.diags.error(rule, "component '" + (c.name.empty() ? c.path : c.name) + "': " + msg, at(n));
   }
   void known_keys(const toml::table& t, const std::string& where, std::initializer_list<const char*> keys) {
     for (auto&& [k, v] : t) {
@@ -61,7 +61,7 @@ struct Reader {
     if (auto i = n->value<int64_t>()) { q.expr = Expr::constant(*i); return true; }
     if (auto s = n->value<std::string>()) {
       std::string e;
-      if (!Expr::parse(*s, q.expr, e)) { err(n, what + ": " + e); return false; }
+      if (!Expr::parse(*s, q.expr, e)) { err(n, what + ": " + e, "expr"); return false; }
       return true;
     }
     err(n, what + " must be an integer or an expression string");

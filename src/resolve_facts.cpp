@@ -60,9 +60,15 @@ void resolve_facts(LinkContext& ctx) {
     std::vector<std::pair<Provider, int64_t>> values;
     for (const Provider& p : it->second) {
       std::string e;
-      auto v = p.p->value.expr.eval(value_of, e);
+      bool dependency_failed = false;  // already reported where it failed: no cascade
+      auto v = p.p->value.expr.eval([&](const std::string& n) {
+        auto r = value_of(n);
+        if (!r && providers.count(n)) dependency_failed = true;
+        return r;
+      }, e);
       if (!v) {
-        if (!e.empty()) d.error("expr", "component '" + p.c->name + "': cannot evaluate fact '" + name + "': " + e, p.p->value.loc);
+        if (!dependency_failed)
+          d.error("expr", "component '" + p.c->name + "': cannot evaluate fact '" + name + "': " + e, p.p->value.loc);
         continue;
       }
       if (!fits(p.p->type, *v))
@@ -114,7 +120,7 @@ void resolve_facts(LinkContext& ctx) {
       if (u.type && *u.type != f.type)
         d.error("fact-type", "component '" + c->name + "' uses fact '" + u.name + "' as " + fact_type_name(*u.type) +
                                  " but '" + f.provider->name + "' provides it as " + fact_type_name(f.type), u.loc)
-            .notes.push_back("provided by " + f.provider->name + " at " + f.provided_at.str());
+            .notes.push_back("provided by " + f.provider->name + " (" + f.provider->owner + ") at " + f.provided_at.str());
       std::vector<std::string> broken;
       int64_t v = f.value;
       if (u.min && v < *u.min) broken.push_back("min = " + std::to_string(*u.min));
@@ -148,8 +154,8 @@ void resolve_facts(LinkContext& ctx) {
       if (v) { q.value = *v; return; }
       for (const std::string& n : q.expr.names()) {
         if (!ctx.facts.count(n) && !providers.count(n) && !used_names.count(n)) {
-          d.error("fact-unprovided", "component '" + c.name + "': " + what + " '" + q.expr.text() + "' names fact '" + n +
-                                         "', which no component provides", q.loc);
+          d.error("expr", "component '" + c.name + "': " + what + " '" + q.expr.text() + "' names fact '" + n +
+                              "', which no component provides", q.loc);
           return;
         }
       }

@@ -67,8 +67,11 @@ int main(int argc, char** argv) {
     opt.check_only = static_cast<bool>(*check);
     pipelink::LinkResult r = pipelink::link(opt, diags);
     if (r.ok) ok = pipelink::write_outputs(opt, r, diags);
-    if (ok && opt.check_only) std::cerr << "pipelink: check passed: " << opt.inputs.size() << " instances, " << r.threads
-                                        << " threads, " << r.smem_bytes << " bytes of shared memory\n";
+    diags.print(std::cerr);
+    if (ok && opt.check_only)
+      std::cerr << "pipelink: check passed: " << opt.inputs.size() << (opt.inputs.size() == 1 ? " instance, " : " instances, ")
+                << r.threads << " threads, " << r.smem_bytes << " bytes of shared memory\n";
+    return ok && !diags.has_errors() ? 0 : 1;
   }
   diags.print(std::cerr);
   return ok && !diags.has_errors() ? 0 : 1;

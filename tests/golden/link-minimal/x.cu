@@ -1,0 +1,6 @@
+// Reads fact tile_q, which its own contract provides.
+#include "pipelink/device.cuh"
+PL_FACT_DECL(unsigned, tile_q);
+PL_COMPONENT(entry_x) {
+  if (threadIdx.x < PL_FACT(tile_q)) ctx.smem[threadIdx.x] = 1;
+}
