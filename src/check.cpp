@@ -114,11 +114,19 @@ void connect_pipes(LinkContext& ctx) {
     const Contract& c = *ctx.instances[i].contract;
     for (size_t p = 0; p < c.ports.size(); ++p) {
       const PortDecl& pd = c.ports[p];
-      auto [it, fresh] = index.emplace(pd.name, static_cast<int>(ctx.pipes.size()));
-      if (fresh) { ctx.pipes.emplace_back(); ctx.pipes.back().name = pd.name; }
+      auto renamed = ctx.opt.connect.find(pd.name);
+      const std::string& pipe_name = renamed == ctx.opt.connect.end() ? pd.name : renamed->second;
+      auto [it, fresh] = index.emplace(pipe_name, static_cast<int>(ctx.pipes.size()));
+      if (fresh) { ctx.pipes.emplace_back(); ctx.pipes.back().name = pipe_name; }
       Pipe& pipe = ctx.pipes[it->second];
       (pd.dir == PortDir::Out ? pipe.producers : pipe.consumers).push_back({static_cast<int>(i), static_cast<int>(p)});
     }
+  }
+  for (const auto& [from, to] : ctx.opt.connect) {
+    bool used = false;
+    for (const Instance& in : ctx.instances)
+      for (const PortDecl& pd : in.contract->ports) used |= pd.name == from;
+    if (!used) ctx.diags.warning("port-unconnected", "--connect " + from + "=" + to + ": no component has a port named '" + from + "'");
   }
   auto port = [&](const PipeEnd& e) -> const PortDecl& { return ctx.instances[e.instance].contract->ports[e.port]; };
   auto inst = [&](const PipeEnd& e) -> const Instance& { return ctx.instances[e.instance]; };
@@ -127,7 +135,7 @@ void connect_pipes(LinkContext& ctx) {
       const PipeEnd& e = pipe.producers.empty() ? pipe.consumers.front() : pipe.producers.front();
       d.error("port-unconnected", "pipe '" + pipe.name + "' has " + (pipe.producers.empty() ? "no producer" : "no consumer") +
                                       ": port '" + pipe.name + "' of '" + inst(e).name + "' is connected to nothing", port(e).loc)
-          .notes.push_back("ports connect by name: another component needs a port '" + pipe.name + "' with direction '" +
+          .notes.push_back("ports connect by name (or join with --connect PORT=" + pipe.name + "): another component needs a port '" + pipe.name + "' with direction '" +
                            (pipe.producers.empty() ? "out" : "in") + "'");
       continue;
     }

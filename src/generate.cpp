@@ -156,11 +156,11 @@ void generate(LinkContext& ctx) {
         const Pipe& p = ctx.pipes[b.pipe];
         const bool consumer = c.ports[k].dir == PortDir::In;
         const std::vector<PipeTensor>& tv = consumer ? p.consumer_view : p.tensors;
-        std::vector<unsigned> offs;
-        for (const PipeTensor& t : tv) offs.push_back(t.offset);
+        std::vector<int64_t> offs, rows, cols;
+        for (const PipeTensor& t : tv) { offs.push_back(t.offset); rows.push_back(t.rows); cols.push_back(t.cols); }
         o << "{" << p.buffer << ", " << p.stage_bytes << ", " << p.stages << ", " << p.full << ", " << p.empty << ", " << b.tx_bytes
-          << ", " << list(offs, 4) << ", " << b.part << ", " << b.parts << "}  /* port '" << c.ports[k].name << "' -> pipe '"
-          << p.name << "' */";
+          << ", " << list(offs, 4) << ", " << list(rows, 4) << ", " << list(cols, 4) << ", " << b.part << ", " << b.parts
+          << "}  /* port '" << c.ports[k].name << "' -> pipe '" << p.name << "' */";
       } else {
         o << "{}";
       }

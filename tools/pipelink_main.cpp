@@ -1,7 +1,7 @@
 // pipelink — the command-line driver. Thin: parses arguments into LinkOptions and calls the
 // library (include/pipelink/pipelink.h).
 //
-//   pipelink link  <contract.toml>... -o out.cubin [--map out.map] [-arch=sm_90a] [-L dir]
+//   pipelink link  <contract.toml>... -o out.cubin [--map out.map] [-arch=sm_90a] [-L dir] [--connect PORT=PIPE]
 //                  [--save-temps] [--emit-ptx] [--control] [-I dir] [-D NAME[=V]] [-v]
 //   pipelink check <contract.toml>... [--map out.map] [-arch=sm_90a]
 //   pipelink compile <component.cu> -o out.ltoir [-arch=sm_90a] [-I dir] [-D NAME[=V]]
@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   pipelink::LinkOptions opt;
   std::string compile_src;
 
+  std::vector<std::string> connects;
   auto common = [&](CLI::App* s) {
     s->add_option("--arch", opt.arch, "target (sm_90a)");
     s->add_option("-I", opt.include_dirs, "include directory for the generated unit / control");
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
   link->add_option("-o", opt.output, "output cubin")->required();
   link->add_option("--map", opt.map_path, "write the link map");
   link->add_option("-L", opt.library_dirs, "directory searched for component objects");
+  link->add_option("--connect", connects, "PORT=PIPE: ports named PORT join pipe PIPE (repeatable)");
   link->add_flag("--save-temps", opt.save_temps, "keep the generated source (<out>.generated.cu) and linked PTX");
   link->add_flag("--emit-ptx", opt.emit_ptx, "write the linked PTX to <out>.ptx");
   link->add_flag("--control", opt.control, "build the monolithic control (one NVRTC program) instead");
@@ -46,6 +48,7 @@ int main(int argc, char** argv) {
   CLI::App* check = app.add_subcommand("check", "check and allocate only; write nothing but the map");
   check->add_option("inputs", opt.inputs, "component contracts (.toml)")->required();
   check->add_option("--map", opt.map_path, "write the link map");
+  check->add_option("--connect", connects, "PORT=PIPE: ports named PORT join pipe PIPE (repeatable)");
   common(check);
 
   CLI::App* compile = app.add_subcommand("compile", "compile a component source to LTO-IR with NVRTC");
@@ -60,6 +63,14 @@ int main(int argc, char** argv) {
   }
 
   pipelink::Diagnostics diags;
+  for (const std::string& c : connects) {
+    size_t eq = c.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == c.size()) {
+      std::cerr << "pipelink: error: --connect takes PORT=PIPE, got '" << c << "'\n";
+      return 1;
+    }
+    opt.connect[c.substr(0, eq)] = c.substr(eq + 1);
+  }
   bool ok = false;
   if (*compile) {
     ok = pipelink::compile_component(compile_src, opt, diags);

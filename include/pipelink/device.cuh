@@ -41,6 +41,8 @@ struct Port {
   unsigned empty;                 // smem offset of stage 0's "empty" mbarrier (stride 8 bytes)
   unsigned tx_bytes;              // bytes this producer instance announces per stage (TMA ports)
   unsigned tensor[kMaxTensors];   // offset of each declared tensor inside a stage
+  unsigned rows[kMaxTensors];     // each tensor's shape, as this end declared it
+  unsigned cols[kMaxTensors];
   unsigned part;                  // index of this instance among the instances on this port end
   unsigned parts;                 // number of instances on this port end
 };
@@ -182,7 +184,14 @@ struct PipeWriter {
   // One thread of a TMA producer: announce this instance's bytes and arrive once.
   __device__ __forceinline__ void expect_tx() const { mbar_arrive_expect_tx(full_bar(), p->tx_bytes); }
   // Plain-store producers: each arriving thread (per the port's `arrive` rule) calls commit().
-  __device__ __forceinline__ void commit() const { mbar_arrive(full_bar()); }
+  // The proxy fence lets consumers that read through the async proxy (TMA store, wgmma) see the
+  // generic-proxy stores; every thread that stored must have passed a fence before the arrive,
+  // so a producer that arrives once per warp or instance syncs (__syncwarp / named barrier)
+  // after its own fence_async_shared().
+  __device__ __forceinline__ void commit() const {
+    fence_async_shared();
+    mbar_arrive(full_bar());
+  }
   __device__ __forceinline__ void advance() {
     if (++stage == p->stages) { stage = 0; phase ^= 1u; }
   }

@@ -7,6 +7,7 @@
 // link() never writes files; write_outputs() does, and only for a successful result.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@ struct LinkOptions {
   std::vector<std::string> library_dirs;  // -L: searched for component objects after the contract's dir
   std::vector<std::string> include_dirs;  // for the generated unit and the control (-I)
   std::vector<std::string> defines;       // -D, passed to the generated unit and the control
+  std::map<std::string, std::string> connect;  // --connect PORT=PIPE: ports named PORT join pipe PIPE
   bool check_only = false;          // stop after checks and allocation
   bool control = false;             // build the monolithic control instead of linking objects
   bool emit_ptx = false;            // keep the linked PTX in the result (always kept with save_temps)
