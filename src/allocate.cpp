@@ -212,6 +212,20 @@ void assign_params(LinkContext& ctx) {
       in.params.push_back(s.slot);
     }
   }
+  // The tile sequence reads its extents: u32 params, declared here if no component declares them.
+  if (ctx.tiles)
+    for (const std::string& e : {ctx.tiles->extent_m, ctx.tiles->extent_n}) {
+      auto [it, fresh] = index.emplace(e, ctx.params.size());
+      if (fresh) {
+        ParamSlot s;
+        s.name = e;
+        s.type = ParamType::U32;
+        s.loc = ctx.tiles->loc;
+        s.slot = ctx.word_slots++;
+        ctx.params.push_back(s);
+      }
+      ctx.params[it->second].users.push_back("tile sequence");
+    }
   if (ctx.tmap_slots > 4) ctx.diags.error("capacity", "the link has " + std::to_string(ctx.tmap_slots) + " tensormap params; pl::Args holds 4");
   if (ctx.word_slots > 24) ctx.diags.error("capacity", "the link has " + std::to_string(ctx.word_slots) + " scalar/pointer params; pl::Args holds 24");
 }

@@ -175,7 +175,7 @@ void connect_pipes(LinkContext& ctx) {
         if (a.dtype != b.dtype)
           mismatch(tn + ": '" + c0.name + "' has dtype " + a.dtype + ", '" + c.name + "' expects " + b.dtype +
                        " (a transfer moves data; precision conversion is the components' business)", b.loc);
-        if (a.rows.value != b.rows.value || a.cols.value != b.cols.value)
+        if (!b.any_shape && (a.rows.value != b.rows.value || a.cols.value != b.cols.value))
           mismatch(tn + ": '" + c0.name + "' has shape [" + std::to_string(a.rows.value) + ", " + std::to_string(a.cols.value) +
                        "], '" + c.name + "' expects [" + std::to_string(b.rows.value) + ", " + std::to_string(b.cols.value) + "]", b.loc);
         if (p.dir == PortDir::Out && (a.layout != b.layout || a.swizzle != b.swizzle))
@@ -200,7 +200,11 @@ void connect_pipes(LinkContext& ctx) {
     }
     // Consumer view: where it differs in layout or swizzle, allocate inserts a transfer.
     if (consumer_ref && consumer_ref->tensors.size() == pipe.tensors.size()) {
-      for (const TensorDecl& t : consumer_ref->tensors) pipe.consumer_view.push_back(view(t));
+      for (size_t k = 0; k < consumer_ref->tensors.size(); ++k) {
+        PipeTensor v = view(consumer_ref->tensors[k]);
+        if (consumer_ref->tensors[k].any_shape) { v.rows = pipe.tensors[k].rows; v.cols = pipe.tensors[k].cols; }
+        pipe.consumer_view.push_back(v);
+      }
     } else {
       pipe.consumer_view = pipe.tensors;
     }
@@ -252,8 +256,7 @@ void check_tiles(LinkContext& ctx) {
             ctx.diags.error("tiles", "tile extent '" + e + "' must be a u32 param, but '" + c->name + "' declares it " +
                                          param_type_name(p.type), p.loc);
         }
-    if (!found)
-      ctx.diags.error("tiles", "tile extent '" + e + "' is not a param of any component", ctx.tiles->loc);
+    (void)found;  // an extent no component declares becomes a u32 param of the tile sequence (allocate)
   }
   if (ctx.tiles->tile_m.value <= 0 || ctx.tiles->tile_n.value <= 0)
     ctx.diags.error("tiles", "tile sizes must be positive", ctx.tiles->loc);

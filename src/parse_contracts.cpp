@@ -260,8 +260,13 @@ struct Reader {
         d.dtype = str(tt, "dtype", "[[port.tensor]]", true);
         if (!d.dtype.empty() && dtype_bytes(d.dtype) == 0) err(tt.get("dtype"), "tensor '" + d.name + "': unknown dtype '" + d.dtype + "'");
         const toml::array* shape = tt["shape"].as_array();
-        if (!shape || shape->size() != 2) err(tt.get("shape") ? tt.get("shape") : &tt, "tensor '" + d.name + "': shape must be [rows, cols]");
-        else {
+        if (auto star = tt["shape"].value<std::string>(); star && *star == "*") {
+          d.any_shape = true;
+          if (p.dir == PortDir::Out)
+            err(tt.get("shape"), "tensor '" + d.name + "': only a consumer (direction = \"in\") can take any shape (\"*\")");
+        } else if (!shape || shape->size() != 2) {
+          err(tt.get("shape") ? tt.get("shape") : &tt, "tensor '" + d.name + "': shape must be [rows, cols] or \"*\"");
+        } else {
           quantity(shape->get(0), d.rows, "tensor '" + d.name + "' rows");
           quantity(shape->get(1), d.cols, "tensor '" + d.name + "' cols");
         }

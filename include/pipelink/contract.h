@@ -64,6 +64,7 @@ struct TensorDecl {
   std::string name;
   std::string dtype;    // bf16 f16 f32 ...
   Quantity rows, cols;
+  bool any_shape = false;        // shape = "*": a consumer that takes the producer's shape
   std::string layout = "row";    // row | col
   std::string swizzle = "none";  // none | 128B
   std::string space = "smem";

@@ -1,0 +1,122 @@
+// wgmma_gu — gemm-team. The Hopper main loop of the gate/up GEMM.
+//
+// Consumer of the "ab" pipe, producer of the "acc" pipe. Each instance is one warpgroup and
+// computes 64 rows of a tile_m x (2 * tile_n) tile of X · W^T with wgmma (bf16 in, fp32
+// accumulate): instance i owns rows [64 i, 64 i + 64). A stage holds an A slice [tile_m x 64]
+// and a B slice [2 tile_n x 64] (rows [0, tile_n) = gate block, [tile_n, 2 tile_n) = up block),
+// both K-major with the 128-byte swizzle TMA writes. Per k16 step the warpgroup issues one
+// m64n{tile_n}k16 wgmma for the gate block and one for the up block.
+//
+// At the end of a tile it rounds both accumulators to bf16 and stores them into the "acc" stage,
+// row-major [tile_m x 2 tile_n]: gate in columns [0, tile_n), up in [tile_n, 2 tile_n). Whoever
+// consumes "acc" (a SwiGLU epilogue, or a TMA store for the plain GEMM) is the link's business.
+//
+// Compile-time constants (wgmma shapes and register arrays need immediates): kTileM, kTileN and
+// kTileK are what the contract provides as tile_m, tile_n, tile_k; override them together with
+// -DGU_TILE_N=... (the contract must then provide the same value).
+#include "pipelink/device.cuh"
+
+#include "wgmma_ops.cuh"
+
+#ifndef GU_TILE_N
+#define GU_TILE_N 128
+#endif
+
+namespace wgmma_gu {
+constexpr unsigned kTileM = 128, kTileN = GU_TILE_N, kTileK = 64, kInstances = 2;
+constexpr unsigned kRows = kTileM / kInstances;  // 64: one wgmma M per warpgroup
+constexpr unsigned kAcc = kTileN / 2;            // f32 accumulator registers per thread per block
+static_assert(kRows == 64, "each warpgroup computes 64 rows");
+static_assert(kTileK * 2 == 128, "K slices are 128 bytes: one 128-byte swizzle row");
+
+enum : unsigned { kParamK = 0 };
+enum : unsigned { kPortAB = 0, kPortAcc = 1 };
+enum : unsigned { kTensorA = 0, kTensorB = 1, kTensorAcc = 0 };
+enum : unsigned { kBarWg = 0 };
+
+// Shared-memory matrix descriptor for a K-major operand with the 128-byte swizzle: rows of 128
+// bytes, 8-row groups 1024 bytes apart (SBO), leading-byte offset unused (1), swizzle mode 1.
+__device__ __forceinline__ unsigned long long desc_sw128(unsigned smem_addr) {
+  return static_cast<unsigned long long>((smem_addr & 0x3FFFFu) >> 4) | (1ull << 16) | (64ull << 32) | (1ull << 62);
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
+// Keeps the compiler from moving accumulator reads or writes across wgmma issue / wait.
+template <unsigned N> __device__ __forceinline__ void fence_operands(float (&d)[N]) {
+#pragma unroll
+  for (unsigned i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+__device__ __forceinline__ void mma_step(float (&d)[kAcc], unsigned long long da, unsigned long long db, int scale_d) {
+#if GU_TILE_N == 128
+  wgmma_m64n128k16(d, da, db, scale_d);
+#elif GU_TILE_N == 104
+  wgmma_m64n104k16(d, da, db, scale_d);
+#else
+#error "generate the wgmma wrapper for this GU_TILE_N with gen_wgmma.py"
+#endif
+}
+
+__device__ __forceinline__ unsigned pack_bf16(float lo, float hi) {
+  unsigned r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+}  // namespace wgmma_gu
+
+PL_COMPONENT(wgmma_gu_main) {
+  using namespace wgmma_gu;
+  const unsigned lane = threadIdx.x & 31u, warp = ctx.warp();
+  const unsigned k_tiles = ctx.u32(kParamK) / kTileK;
+  const unsigned row0 = ctx.slots->instance * kRows;  // this warpgroup's first row in the tile
+
+  pl::PipeReader ab(ctx, kPortAB);
+  pl::PipeWriter out(ctx, kPortAcc);
+  float gate[kAcc], up[kAcc];
+  pl::Tile t;
+  for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
+    for (unsigned kt = 0; kt < k_tiles; ++kt) {
+      ab.wait();
+      const unsigned a = pl::smem_addr(ab.tensor<unsigned char>(ctx, kTensorA)) + row0 * 128u;
+      const unsigned b = pl::smem_addr(ab.tensor<unsigned char>(ctx, kTensorB));
+      wgmma_fence();
+#pragma unroll
+      for (unsigned k = 0; k < kTileK / 16; ++k) {
+        const int scale = (kt > 0 || k > 0) ? 1 : 0;  // the first step of a tile overwrites
+        mma_step(gate, desc_sw128(a + k * 32u), desc_sw128(b + k * 32u), scale);
+        mma_step(up, desc_sw128(a + k * 32u), desc_sw128(b + kTileN * 128u + k * 32u), scale);
+      }
+      wgmma_commit();
+      wgmma_wait_all();
+      fence_operands(gate);
+      fence_operands(up);
+      __syncwarp();
+      if (lane == 0) ab.release();  // arrive = "warp": the stage's wgmma reads are complete
+      ab.advance();
+    }
+
+    // Accumulator (n8 block j, register 4j + 2h + e) is row 16 warp + lane/4 + 8h, column
+    // 8j + 2 (lane % 4) + e of this warpgroup's 64 x tile_n block.
+    out.acquire();
+    unsigned char* stage = out.tensor<unsigned char>(ctx, kTensorAcc);
+    const unsigned r = row0 + warp * 16u + (lane >> 2);
+    const unsigned row_bytes = 2u * kTileN * 2u;
+#pragma unroll
+    for (unsigned j = 0; j < kAcc / 4; ++j) {
+      const unsigned col = 8u * j + 2u * (lane & 3u);
+#pragma unroll
+      for (unsigned h = 0; h < 2; ++h) {
+        unsigned* g = reinterpret_cast<unsigned*>(stage + (r + 8u * h) * row_bytes + col * 2u);
+        unsigned* u = reinterpret_cast<unsigned*>(stage + (r + 8u * h) * row_bytes + (kTileN + col) * 2u);
+        *g = pack_bf16(gate[4 * j + 2 * h], gate[4 * j + 2 * h + 1]);
+        *u = pack_bf16(up[4 * j + 2 * h], up[4 * j + 2 * h + 1]);
+      }
+    }
+    pl::fence_async_shared();  // the consumer may read "acc" through the async proxy (TMA store)
+    pl::named_barrier_sync(ctx.slots->bar[kBarWg], ctx.slots->bar_threads[kBarWg]);
+    if (ctx.thread() == 0) out.commit();  // arrive = "one" per warpgroup
+    out.advance();
+  }
+}

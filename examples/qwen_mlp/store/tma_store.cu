@@ -1,0 +1,45 @@
+// tma_store — io-team. Writes finished tiles from shared memory to global memory with TMA.
+//
+// Consumer of the "out" pipe, whatever its producer's tile shape: the stage shape (rows x cols,
+// one tensor) comes from the port binding. A tile_m-row tile arrives as tile_m / rows stages;
+// stage s of tile t goes to global rows t.m * tile_m + s * rows, columns t.n * cols. One thread
+// issues each store, waits until the copy has read shared memory, then releases the stage.
+//
+// Assumes: out_map is a 2-D tensor map over the output [rows, cols] whose box equals the stage
+// shape, no swizzle. Rows past the end of the output are clipped by TMA.
+#include "pipelink/device.cuh"
+
+PL_FACT_DECL(unsigned, tile_m);
+
+namespace tma_store {
+enum : unsigned { kParamOut = 0 };
+enum : unsigned { kPortOut = 0 };
+__device__ __forceinline__ void store_2d(const pl::TensorMap* map, const void* src, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];"
+               ::"l"(map), "r"(pl::smem_addr(src)), "r"(c0), "r"(c1) : "memory");
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+__device__ __forceinline__ void wait_reads() { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
+__device__ __forceinline__ void wait_all() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
+}  // namespace tma_store
+
+PL_COMPONENT(tma_store_main) {
+  using namespace tma_store;
+  if ((threadIdx.x & 31u) != 0) return;
+  const pl::TensorMap* map = ctx.tmap(kParamOut);
+  pl::prefetch_tmap(map);
+  pl::PipeReader r(ctx, kPortOut);
+  const unsigned rows = r.p->rows[0], cols = r.p->cols[0];
+  const unsigned per_tile = PL_FACT(tile_m) / rows;
+  pl::Tile t;
+  for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
+    for (unsigned s = 0; s < per_tile; ++s) {
+      r.wait();
+      store_2d(map, r.tensor<unsigned char>(ctx, 0), static_cast<int>(t.n * cols), static_cast<int>(t.m * PL_FACT(tile_m) + s * rows));
+      wait_reads();  // the stage may be refilled once TMA has read it
+      r.release();
+      r.advance();
+    }
+  }
+  wait_all();  // the writes are complete before the kernel ends
+}

@@ -1,0 +1,58 @@
+// swiglu_epilogue — activation-team. SwiGLU between the GEMM and the store.
+//
+// Consumer of the "acc" pipe (one bf16 tile [tile_m x 2 tile_n]: gate in columns [0, tile_n),
+// up in [tile_n, 2 tile_n)), producer of the "out" pipe (bf16 [64 x tile_n] stages, two per
+// tile_m = 128 tile). For each element h = silu(g) * u = g / (1 + e^-g) * u in fp32, rounded to
+// bf16: the same arithmetic as a SwiGLU applied to a bf16 GEMM output. 16-byte shared loads and
+// stores, consecutive threads on consecutive 16-byte chunks of a row.
+#include "pipelink/device.cuh"
+
+PL_FACT_DECL(unsigned, tile_m);
+PL_FACT_DECL(unsigned, tile_n);
+
+namespace swiglu_epilogue {
+enum : unsigned { kPortAcc = 0, kPortOut = 1 };
+constexpr unsigned kOutRows = 64;
+
+__device__ __forceinline__ float bf16_lo(unsigned v) { return __uint_as_float(v << 16); }
+__device__ __forceinline__ float bf16_hi(unsigned v) { return __uint_as_float(v & 0xFFFF0000u); }
+__device__ __forceinline__ float silu_mul(float g, float u) { return g / (1.f + __expf(-g)) * u; }
+__device__ __forceinline__ unsigned pack(float lo, float hi) {
+  unsigned r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+__device__ __forceinline__ unsigned swiglu2(unsigned g, unsigned u) {
+  return pack(silu_mul(bf16_lo(g), bf16_lo(u)), silu_mul(bf16_hi(g), bf16_hi(u)));
+}
+}  // namespace swiglu_epilogue
+
+PL_COMPONENT(swiglu_epilogue_main) {
+  using namespace swiglu_epilogue;
+  const unsigned tile_m = PL_FACT(tile_m), tile_n = PL_FACT(tile_n);
+  const unsigned chunks = tile_n / 8;  // 16-byte chunks per output row
+  pl::PipeReader in(ctx, kPortAcc);
+  pl::PipeWriter out(ctx, kPortOut);
+  pl::Tile t;
+  for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
+    in.wait();
+    const unsigned char* acc = in.tensor<unsigned char>(ctx, 0);
+    for (unsigned half = 0; half < tile_m / kOutRows; ++half) {
+      out.acquire();
+      uint4* dst = out.tensor<uint4>(ctx, 0);
+      for (unsigned v = ctx.thread(); v < kOutRows * chunks; v += ctx.threads()) {
+        const unsigned row = half * kOutRows + v / chunks, c = v % chunks;
+        const uint4 g = *reinterpret_cast<const uint4*>(acc + (row * 2u * tile_n + c * 8u) * 2u);
+        const uint4 u = *reinterpret_cast<const uint4*>(acc + (row * 2u * tile_n + tile_n + c * 8u) * 2u);
+        dst[v] = make_uint4(swiglu2(g.x, u.x), swiglu2(g.y, u.y), swiglu2(g.z, u.z), swiglu2(g.w, u.w));
+      }
+      pl::fence_async_shared();  // "out" is read by a TMA store (async proxy)
+      __syncwarp();
+      if ((threadIdx.x & 31u) == 0) out.commit();  // arrive = "warp"
+      out.advance();
+    }
+    __syncwarp();
+    if ((threadIdx.x & 31u) == 0) in.release();  // arrive = "warp"
+    in.advance();
+  }
+}
