@@ -297,6 +297,10 @@ void compile_link(LinkContext& ctx) {
     std::ostringstream src;
     src << "// PipeLink monolithic control: component sources and the generated unit in one program.\n";
     std::set<std::string> seen;
+    auto macro = [](const std::string& d) {
+      size_t eq = d.find('=');
+      return eq == std::string::npos ? std::make_pair(d, std::string("1")) : std::make_pair(d.substr(0, eq), d.substr(eq + 1));
+    };
     for (const auto& c : ctx.contracts) {
       if (c->source.empty()) {
         ctx.diags.error("input", "component '" + c->name + "' names no source; the monolithic control needs one", c->loc);
@@ -308,7 +312,10 @@ void compile_link(LinkContext& ctx) {
         ctx.diags.error("input", "component '" + c->name + "': source '" + path + "' does not exist", c->loc);
         continue;
       }
+      // Each source sees the macros its object was compiled with, and only those.
+      for (const std::string& d : c->defines) src << "#define " << macro(d).first << " " << macro(d).second << "\n";
       src << "#include \"" << path << "\"\n";
+      for (const std::string& d : c->defines) src << "#undef " << macro(d).first << "\n";
     }
     src << ctx.result.generated_source;
     if (ctx.diags.has_errors()) return;

@@ -128,7 +128,8 @@ struct Reader {
       return;
     }
     c.loc = at(comp);
-    known_keys(*comp, "[component]", {"name", "owner", "entry", "object", "source", "instances"});
+    known_keys(*comp, "[component]", {"name", "owner", "entry", "object", "source", "instances", "defines"});
+    c.defines = strings(*comp, "defines");
     c.name = str(*comp, "name", "[component]", true);
     c.owner = str(*comp, "owner", "[component]", false, "unknown");
     c.entry = str(*comp, "entry", "[component]", true);

@@ -111,6 +111,7 @@ struct Contract {
   std::string path;       // as given
   std::string dir;        // directory of the contract, for object/source paths
   std::string name, owner, entry, object, source;
+  std::vector<std::string> defines;  // NAME[=VALUE] the object was compiled with (for the control)
   SourceLoc loc;          // [component] table
   SourceLoc object_loc;
   std::optional<Quantity> instances;

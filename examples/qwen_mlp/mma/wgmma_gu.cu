@@ -1,8 +1,10 @@
 // wgmma_gu — gemm-team. The Hopper main loop of the gate/up GEMM.
 //
 // Consumer of the "ab" pipe, producer of the "acc" pipe. Each instance is one warpgroup and
-// computes 64 rows of a tile_m x (2 * tile_n) tile of X · W^T with wgmma (bf16 in, fp32
-// accumulate): instance i owns rows [64 i, 64 i + 64). A stage holds an A slice [tile_m x 64]
+// computes a 64-row part of a tile_m x (2 * tile_n) tile of X · W^T with wgmma (bf16 in, fp32
+// accumulate). The large-M variant (tile_m = 128) splits the tile by rows: instance i owns rows
+// [64 i, 64 i + 64). The small-M variant (-DGU_SPLIT_N=1, tile_m = 64) splits it by columns:
+// instance i owns columns [i tile_n / 2, (i + 1) tile_n / 2) of both blocks. A stage holds an A slice [tile_m x 64]
 // and a B slice [2 tile_n x 64] (rows [0, tile_n) = gate block, [tile_n, 2 tile_n) = up block),
 // both K-major with the 128-byte swizzle TMA writes. Per k16 step the warpgroup issues one
 // m64n{tile_n}k16 wgmma for the gate block and one for the up block.
@@ -12,8 +14,9 @@
 // consumes "acc" (a SwiGLU epilogue, or a TMA store for the plain GEMM) is the link's business.
 //
 // Compile-time constants (wgmma shapes and register arrays need immediates): kTileM, kTileN and
-// kTileK are what the contract provides as tile_m, tile_n, tile_k; override them together with
-// -DGU_TILE_N=... (the contract must then provide the same value).
+// kTileK are what the contract provides as tile_m, tile_n, tile_k. Variants: the default
+// (tile 128 x 128, contract.toml) and -DGU_TILE_N=208 -DGU_SPLIT_N=1 (tile 64 x 208,
+// contract_small.toml, for decode-sized M where the weight stream is the cost).
 #include "pipelink/device.cuh"
 
 #include "wgmma_ops.cuh"
@@ -21,12 +24,17 @@
 #ifndef GU_TILE_N
 #define GU_TILE_N 128
 #endif
+#ifndef GU_SPLIT_N
+#define GU_SPLIT_N 0
+#endif
 
 namespace wgmma_gu {
-constexpr unsigned kTileM = 128, kTileN = GU_TILE_N, kTileK = 64, kInstances = 2;
-constexpr unsigned kRows = kTileM / kInstances;  // 64: one wgmma M per warpgroup
-constexpr unsigned kAcc = kTileN / 2;            // f32 accumulator registers per thread per block
-static_assert(kRows == 64, "each warpgroup computes 64 rows");
+constexpr unsigned kInstances = 2;
+constexpr bool kSplitN = GU_SPLIT_N != 0;
+constexpr unsigned kTileM = kSplitN ? 64 : 128, kTileN = GU_TILE_N, kTileK = 64;
+constexpr unsigned kCols = kSplitN ? kTileN / kInstances : kTileN;  // columns per block per warpgroup
+constexpr unsigned kAcc = kCols / 2;  // f32 accumulator registers per thread per block
+static_assert(kTileM == (kSplitN ? 64u : 64u * kInstances), "64 rows per warpgroup");
 static_assert(kTileK * 2 == 128, "K slices are 128 bytes: one 128-byte swizzle row");
 
 enum : unsigned { kParamK = 0 };
@@ -50,12 +58,12 @@ template <unsigned N> __device__ __forceinline__ void fence_operands(float (&d)[
 }
 
 __device__ __forceinline__ void mma_step(float (&d)[kAcc], unsigned long long da, unsigned long long db, int scale_d) {
-#if GU_TILE_N == 128
+#if GU_TILE_N == 128 && !GU_SPLIT_N
   wgmma_m64n128k16(d, da, db, scale_d);
-#elif GU_TILE_N == 104
+#elif GU_TILE_N == 208 && GU_SPLIT_N
   wgmma_m64n104k16(d, da, db, scale_d);
 #else
-#error "generate the wgmma wrapper for this GU_TILE_N with gen_wgmma.py"
+#error "generate the wgmma wrapper for this tile (gen_wgmma.py) and add it here"
 #endif
 }
 
@@ -70,7 +78,9 @@ PL_COMPONENT(wgmma_gu_main) {
   using namespace wgmma_gu;
   const unsigned lane = threadIdx.x & 31u, warp = ctx.warp();
   const unsigned k_tiles = ctx.u32(kParamK) / kTileK;
-  const unsigned row0 = ctx.slots->instance * kRows;  // this warpgroup's first row in the tile
+  // This warpgroup's part of the tile: 64 rows from row0, kCols columns of each block from col0.
+  const unsigned row0 = kSplitN ? 0u : ctx.slots->instance * 64u;
+  const unsigned col0 = kSplitN ? ctx.slots->instance * kCols : 0u;
 
   pl::PipeReader ab(ctx, kPortAB);
   pl::PipeWriter out(ctx, kPortAcc);
@@ -85,8 +95,8 @@ PL_COMPONENT(wgmma_gu_main) {
 #pragma unroll
       for (unsigned k = 0; k < kTileK / 16; ++k) {
         const int scale = (kt > 0 || k > 0) ? 1 : 0;  // the first step of a tile overwrites
-        mma_step(gate, desc_sw128(a + k * 32u), desc_sw128(b + k * 32u), scale);
-        mma_step(up, desc_sw128(a + k * 32u), desc_sw128(b + kTileN * 128u + k * 32u), scale);
+        mma_step(gate, desc_sw128(a + k * 32u), desc_sw128(b + col0 * 128u + k * 32u), scale);
+        mma_step(up, desc_sw128(a + k * 32u), desc_sw128(b + (kTileN + col0) * 128u + k * 32u), scale);
       }
       wgmma_commit();
       wgmma_wait_all();
@@ -97,15 +107,15 @@ PL_COMPONENT(wgmma_gu_main) {
       ab.advance();
     }
 
-    // Accumulator (n8 block j, register 4j + 2h + e) is row 16 warp + lane/4 + 8h, column
-    // 8j + 2 (lane % 4) + e of this warpgroup's 64 x tile_n block.
+    // Accumulator (n8 block j, register 4j + 2h + e) is row row0 + 16 warp + lane/4 + 8h, column
+    // col0 + 8j + 2 (lane % 4) + e of each block.
     out.acquire();
     unsigned char* stage = out.tensor<unsigned char>(ctx, kTensorAcc);
     const unsigned r = row0 + warp * 16u + (lane >> 2);
     const unsigned row_bytes = 2u * kTileN * 2u;
 #pragma unroll
     for (unsigned j = 0; j < kAcc / 4; ++j) {
-      const unsigned col = 8u * j + 2u * (lane & 3u);
+      const unsigned col = col0 + 8u * j + 2u * (lane & 3u);
 #pragma unroll
       for (unsigned h = 0; h < 2; ++h) {
         unsigned* g = reinterpret_cast<unsigned*>(stage + (r + 8u * h) * row_bytes + col * 2u);
