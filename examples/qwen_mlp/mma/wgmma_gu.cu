@@ -27,9 +27,12 @@
 #ifndef GU_SPLIT_N
 #define GU_SPLIT_N 0
 #endif
+#ifndef GU_INSTANCES
+#define GU_INSTANCES 2
+#endif
 
 namespace wgmma_gu {
-constexpr unsigned kInstances = 2;
+constexpr unsigned kInstances = GU_INSTANCES;
 constexpr bool kSplitN = GU_SPLIT_N != 0;
 constexpr unsigned kTileM = kSplitN ? 64 : 128, kTileN = GU_TILE_N, kTileK = 64;
 constexpr unsigned kCols = kSplitN ? kTileN / kInstances : kTileN;  // columns per block per warpgroup
@@ -60,7 +63,7 @@ template <unsigned N> __device__ __forceinline__ void fence_operands(float (&d)[
 __device__ __forceinline__ void mma_step(float (&d)[kAcc], unsigned long long da, unsigned long long db, int scale_d) {
 #if GU_TILE_N == 128 && !GU_SPLIT_N
   wgmma_m64n128k16(d, da, db, scale_d);
-#elif GU_TILE_N == 208 && GU_SPLIT_N
+#elif (GU_TILE_N == 208 && GU_SPLIT_N && GU_INSTANCES == 2) || (GU_TILE_N == 104 && GU_SPLIT_N && GU_INSTANCES == 1)
   wgmma_m64n104k16(d, da, db, scale_d);
 #else
 #error "generate the wgmma wrapper for this tile (gen_wgmma.py) and add it here"

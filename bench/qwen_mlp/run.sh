@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Runs the Qwen3-32B MLP gate/up + SwiGLU benchmark on the GPU: the PipeLink kernels of
+# build/examples/qwen_mlp/ (fused, fused_control, gemm, gemm_control; any that are not built are
+# skipped) against cuBLASLt + SwiGLU, checked against an fp32 reference, then timed.
+#
+# Usage: bash bench/qwen_mlp/run.sh [build-dir] [more bench_qwen_mlp arguments, e.g. --M 16,4096 --iters 50]
+# Writes bench/results/qwen_mlp.json and bench/results/qwen_mlp.md, and copies both to $OUT if set.
+# Exit status: the bench's (0 all checks passed, 1 a check failed, 2 setup error), 124 on timeout.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+B=build
+if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then B=$1; shift; fi   # a first argument that is not a flag
+BENCH=$B/bench/bench_qwen_mlp
+K=$B/examples/qwen_mlp
+RES=bench/results
+
+if [ ! -x "$BENCH" ] || [ ! -f "$B/bench/swiglu.cubin" ]; then
+  echo "run.sh: $BENCH not built; building it in $B"
+  command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
+  cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build "$B" --target bench_qwen_mlp -j"$(nproc)" || exit 2
+fi
+
+args=()
+for k in fused fused_control fused_small fused_small_control gemm gemm_control gemm_small gemm_small_control; do
+  if [ -f "$K/$k.cubin" ] && [ -f "$K/$k.map" ]; then
+    args+=("--${k//_/-}" "$K/$k.cubin" "$K/$k.map")
+  else
+    echo "run.sh: skipping $k: $K/$k.cubin or $K/$k.map does not exist"
+  fi
+done
+
+mkdir -p "$RES"
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader || true
+echo "+ $BENCH ${args[*]} --json $RES/qwen_mlp.json --md $RES/qwen_mlp.md $*"
+timeout "${BENCH_TIMEOUT:-540}" "$BENCH" "${args[@]}" --json "$RES/qwen_mlp.json" --md "$RES/qwen_mlp.md" "$@"
+rc=$?
+[ $rc -eq 124 ] && echo "run.sh: timed out after ${BENCH_TIMEOUT:-540} s"
+if [ -n "${OUT:-}" ]; then
+  mkdir -p "$OUT/bench/results"
+  for f in "$RES/qwen_mlp.json" "$RES/qwen_mlp.md"; do [ -f "$f" ] && cp "$f" "$OUT/bench/results/"; done
+fi
+exit $rc
