@@ -4,7 +4,8 @@
 // up in [tile_n, 2 tile_n)), producer of the "out" pipe (bf16 [64 x tile_n] stages, two per
 // tile_m = 128 tile). For each element h = silu(g) * u = g / (1 + e^-g) * u in fp32, rounded to
 // bf16: the same arithmetic as a SwiGLU applied to a bf16 GEMM output. 16-byte shared loads and
-// stores, consecutive threads on consecutive 16-byte chunks of a row.
+// stores, consecutive threads on consecutive 16-byte chunks of a row. Rows at or past M (padding
+// of a partial tile, which the store clips anyway) are skipped.
 #include "pipelink/device.cuh"
 
 PL_FACT_DECL(unsigned, tile_m);
@@ -12,11 +13,12 @@ PL_FACT_DECL(unsigned, tile_n);
 
 namespace swiglu_epilogue {
 enum : unsigned { kPortAcc = 0, kPortOut = 1 };
+enum : unsigned { kParamM = 0 };
 constexpr unsigned kOutRows = 64;
 
 __device__ __forceinline__ float bf16_lo(unsigned v) { return __uint_as_float(v << 16); }
 __device__ __forceinline__ float bf16_hi(unsigned v) { return __uint_as_float(v & 0xFFFF0000u); }
-__device__ __forceinline__ float silu_mul(float g, float u) { return g / (1.f + __expf(-g)) * u; }
+__device__ __forceinline__ float silu_mul(float g, float u) { return __fdividef(g, 1.f + __expf(-g)) * u; }
 __device__ __forceinline__ unsigned pack(float lo, float hi) {
   unsigned r;
   asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
@@ -31,6 +33,7 @@ PL_COMPONENT(swiglu_epilogue_main) {
   using namespace swiglu_epilogue;
   const unsigned tile_m = PL_FACT(tile_m), tile_n = PL_FACT(tile_n);
   const unsigned chunks = tile_n / 8;  // 16-byte chunks per output row
+  const unsigned M = ctx.u32(kParamM);
   pl::PipeReader in(ctx, kPortAcc);
   pl::PipeWriter out(ctx, kPortOut);
   pl::Tile t;
@@ -40,7 +43,9 @@ PL_COMPONENT(swiglu_epilogue_main) {
     for (unsigned half = 0; half < tile_m / kOutRows; ++half) {
       out.acquire();
       uint4* dst = out.tensor<uint4>(ctx, 0);
-      for (unsigned v = ctx.thread(); v < kOutRows * chunks; v += ctx.threads()) {
+      const unsigned first = t.m * tile_m + half * kOutRows;
+      const unsigned rows = first >= M ? 0u : (M - first < kOutRows ? M - first : kOutRows);
+      for (unsigned v = ctx.thread(); v < rows * chunks; v += ctx.threads()) {
         const unsigned row = half * kOutRows + v / chunks, c = v % chunks;
         const uint4 g = *reinterpret_cast<const uint4*>(acc + (row * 2u * tile_n + c * 8u) * 2u);
         const uint4 u = *reinterpret_cast<const uint4*>(acc + (row * 2u * tile_n + tile_n + c * 8u) * 2u);
