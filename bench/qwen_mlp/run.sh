@@ -21,7 +21,8 @@ if [ ! -x "$BENCH" ] || [ ! -f "$B/bench/swiglu.cubin" ]; then
 fi
 
 args=()
-for k in fused fused_control fused_small fused_small_control gemm gemm_control gemm_small gemm_small_control; do
+for k in fused fused_control fused_medium fused_medium_control fused_narrow fused_narrow_control fused_small fused_small_control \
+         gemm gemm_control gemm_medium gemm_medium_control gemm_narrow gemm_narrow_control gemm_small gemm_small_control; do
   if [ -f "$K/$k.cubin" ] && [ -f "$K/$k.map" ]; then
     args+=("--${k//_/-}" "$K/$k.cubin" "$K/$k.map")
   else

@@ -14,9 +14,13 @@
 // consumes "acc" (a SwiGLU epilogue, or a TMA store for the plain GEMM) is the link's business.
 //
 // Compile-time constants (wgmma shapes and register arrays need immediates): kTileM, kTileN and
-// kTileK are what the contract provides as tile_m, tile_n, tile_k. Variants: the default
-// (tile 128 x 128, contract.toml) and -DGU_TILE_N=208 -DGU_SPLIT_N=1 (tile 64 x 208,
-// contract_small.toml, for decode-sized M where the weight stream is the cost).
+// kTileK are what the contract provides as tile_m, tile_n, tile_k. Variants (one contract each):
+//   contract.toml         tile 128 x 128, two warpgroups split by rows (the default macros)
+//   contract_medium.toml  tile 128 x 104, -DGU_TILE_N=104: 247 column tiles instead of 200, so
+//                         M = 256 and 1024 fill the 132 SMs in whole waves
+//   contract_narrow.toml  tile 128 x 80, -DGU_TILE_N=80: 320 column tiles, M = 256 in 4.85 waves
+//   contract_small.toml   tile 64 x 104, one warpgroup, -DGU_TILE_N=104 -DGU_SPLIT_N=1
+//                         -DGU_INSTANCES=1: decode-sized M, where the weight stream is the cost
 #include "pipelink/device.cuh"
 
 #include "wgmma_ops.cuh"
@@ -63,8 +67,11 @@ template <unsigned N> __device__ __forceinline__ void fence_operands(float (&d)[
 __device__ __forceinline__ void mma_step(float (&d)[kAcc], unsigned long long da, unsigned long long db, int scale_d) {
 #if GU_TILE_N == 128 && !GU_SPLIT_N
   wgmma_m64n128k16(d, da, db, scale_d);
-#elif (GU_TILE_N == 208 && GU_SPLIT_N && GU_INSTANCES == 2) || (GU_TILE_N == 104 && GU_SPLIT_N && GU_INSTANCES == 1)
+#elif (GU_TILE_N == 208 && GU_SPLIT_N && GU_INSTANCES == 2) || (GU_TILE_N == 104 && GU_SPLIT_N && GU_INSTANCES == 1) || \
+    (GU_TILE_N == 104 && !GU_SPLIT_N)
   wgmma_m64n104k16(d, da, db, scale_d);
+#elif GU_TILE_N == 80 && !GU_SPLIT_N
+  wgmma_m64n80k16(d, da, db, scale_d);
 #else
 #error "generate the wgmma wrapper for this tile (gen_wgmma.py) and add it here"
 #endif
