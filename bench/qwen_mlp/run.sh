@@ -12,7 +12,7 @@ B=build
 if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then B=$1; shift; fi   # a first argument that is not a flag
 BENCH=$B/bench/bench_qwen_mlp
 K=$B/examples/qwen_mlp
-RES=bench/results
+RES=${RESULTS_DIR:-bench/results}   # the GPU test points this elsewhere
 
 if [ ! -x "$BENCH" ] || [ ! -f "$B/bench/swiglu.cubin" ]; then
   echo "run.sh: $BENCH not built; building it in $B"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # GPU tests: `run_gpu_test.sh BUILD` runs the linked GEMM example and its monolithic control
-# against a CPU reference; `run_gpu_test.sh BUILD transfer` runs the generated-transfer test.
+# against a CPU reference; `run_gpu_test.sh BUILD transfer` runs the generated-transfer test;
+# `run_gpu_test.sh BUILD qwen` checks every Qwen3-32B MLP kernel against its fp32 reference.
 # Exit 77 (ctest: Skipped) with "skipped: no GPU" when there is no usable GPU.
 B=${1:-build}
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
@@ -8,6 +9,10 @@ if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; t
   exit 77
 fi
 set -e
+if [ "${2:-}" = qwen ]; then
+  # Every Qwen3-32B MLP kernel checked against the fp32 reference at three M (poisoned outputs).
+  RESULTS_DIR=$(mktemp -d) exec bash bench/qwen_mlp/run.sh "$B" --M 16,256,1024 --iters 2
+fi
 if [ "${2:-}" = transfer ]; then
   exec timeout 60 "$B/tests/transfer/run_transfer" "$B/tests/transfer/transfer.cubin" "$B/tests/transfer/transfer.map"
 fi
