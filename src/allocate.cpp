@@ -3,9 +3,11 @@
 // slots. Checks the totals against the target as it goes (smem, barriers, threads, registers).
 //
 // Deterministic: instances are visited in input order, pipes in first-mention order, and smem
-// blocks are placed largest first with ties broken by creation order. Does not: generate code.
+// blocks are placed largest first with ties broken by creation order. Runs only when check found
+// every quantity in range (ctx.sizes_ok); sizes and offsets stay int64 here. Does not: generate code.
 #include <algorithm>
 #include <numeric>
+#include <set>
 #include <sstream>
 
 #include "context.h"
@@ -31,11 +33,36 @@ bool views_differ(const Pipe& p) {
 }
 
 // Each transfer is a one-warp generated role: consumer of the producers' pipe, producer of a new
-// pipe in the consumers' layout. Consumers are re-pointed at the new pipe.
+// pipe in the consumers' layout. Consumers are re-pointed at the new pipe. The transfer moves
+// per_tile stages per tile, so every producer must declare per_tile: a silent default of 1 would
+// leave the transfer out of step with the pipe.
 void insert_transfers(LinkContext& ctx) {
   size_t n = ctx.pipes.size();
   for (size_t i = 0; i < n; ++i) {
     if (ctx.pipes[i].producers.empty() || ctx.pipes[i].consumers.empty() || !views_differ(ctx.pipes[i])) continue;
+    std::set<const PortDecl*> asked;
+    for (const PipeEnd& e : ctx.pipes[i].producers) {
+      const Contract& c = *ctx.instances[e.instance].contract;
+      const PortDecl& pd = c.ports[e.port];
+      if (!asked.insert(&pd).second) continue;
+      if (pd.per_tile_declared) {
+        // Over facts alone it is known now; over params only at run time (PL_CHECKED traps there).
+        std::string err;
+        auto v = pd.per_tile.eval([&](const std::string& n) { return ctx.fact_value(n); }, err);
+        if (v && *v < 1)
+          ctx.diags.error("port-mismatch", "component '" + c.name + "': port '" + pd.name + "' declares per_tile = " +
+                                               std::to_string(*v) + "; the transfer on pipe '" + ctx.pipes[i].name +
+                                               "' needs at least 1 stage per tile", pd.per_tile_loc);
+        continue;
+      }
+      const PipeEnd& ce = ctx.pipes[i].consumers.front();
+      const Contract& cc = *ctx.instances[ce.instance].contract;
+      ctx.diags.error("port-mismatch", "component '" + c.name + "': pipe '" + ctx.pipes[i].name +
+                                           "' needs a generated transfer (its consumers read another layout or swizzle), "
+                                           "which moves per_tile stages per tile, but port '" + pd.name + "' declares no per_tile",
+                      pd.loc)
+          .notes.push_back("consumer " + cc.name + " (" + cc.owner + ") declares the port at " + cc.ports[ce.port].loc.str());
+    }
     Pipe to;
     to.name = ctx.pipes[i].name + ".xfer";
     to.stages = ctx.pipes[i].stages;
@@ -50,26 +77,33 @@ void insert_transfers(LinkContext& ctx) {
   }
 }
 
+// Packed (non-warpgroup) instances first, in input order, then transfer warps, then warpgroup
+// roles from the next multiple of 4. When any register budget is in play, setmaxnreg applies per
+// warpgroup, so no packed instance may straddle a warpgroup boundary: one that does not fit in
+// the rest of the current warpgroup starts the next, and one of more than 4 warps takes whole
+// warpgroups of its own.
 void place_warps(LinkContext& ctx) {
   Diagnostics& d = ctx.diags;
   std::vector<int> packed, aligned;
   for (size_t i = 0; i < ctx.instances.size(); ++i)
     (ctx.instances[i].contract->warpgroup ? aligned : packed).push_back(static_cast<int>(i));
+  bool any_registers = false;
+  for (const Instance& in : ctx.instances) any_registers |= in.contract->registers.has_value();
   unsigned warp = 0;
   for (int i : packed) {
     Instance& in = ctx.instances[i];
-    in.warps = static_cast<unsigned>(std::max<int64_t>(in.contract->warps.value, 0));
+    in.warps = static_cast<unsigned>(in.contract->warps.value);  // 1..32 (check)
+    if (any_registers && warp % 4 + in.warps > 4) warp = static_cast<unsigned>(align_up(warp, 4));
     in.warp_base = warp;
     warp += in.warps;
+    if (any_registers && in.warps > 4) warp = static_cast<unsigned>(align_up(warp, 4));
   }
   for (Pipe& p : ctx.pipes)
     if (p.transfer_to >= 0) p.transfer_warp = warp++;
-  bool any_registers = false;
-  for (const Instance& in : ctx.instances) any_registers |= in.contract->registers.has_value();
   if (!aligned.empty() || any_registers) warp = static_cast<unsigned>(align_up(warp, 4));
   for (int i : aligned) {
     Instance& in = ctx.instances[i];
-    in.warps = static_cast<unsigned>(std::max<int64_t>(in.contract->warps.value, 0));
+    in.warps = static_cast<unsigned>(in.contract->warps.value);
     in.warp_base = warp;
     warp += in.warps;
   }
@@ -78,7 +112,8 @@ void place_warps(LinkContext& ctx) {
   if (threads > ctx.target.max_threads) {
     Diagnostic& x = d.error("threads-limit", "the link needs " + std::to_string(threads) + " threads per block (" +
                                                  std::to_string(warp) + " warps); the target allows " +
-                                                 std::to_string(ctx.target.max_threads));
+                                                 std::to_string(ctx.target.max_threads),
+                            ctx.instances.front().contract->warps.loc);
     unsigned declared = 0;
     for (const Instance& in : ctx.instances) {
       declared += in.warps;
@@ -90,6 +125,7 @@ void place_warps(LinkContext& ctx) {
     if (transfers) x.notes.push_back(std::to_string(transfers) + " generated transfer warp(s)");
     if (warp > declared + transfers)
       x.notes.push_back(std::to_string(warp - declared - transfers) + " idle warp(s) that complete a warpgroup (warpgroup roles start at a multiple of 4 warps; setmaxnreg needs whole warpgroups)");
+    return;  // no warpgroups, register budgets or barrier checks over a block that cannot launch
   }
   if (warp == 0) return;
   unsigned groups = (warp + 3) / 4;
@@ -109,32 +145,34 @@ void place_warps(LinkContext& ctx) {
 void assign_registers(LinkContext& ctx) {
   Diagnostics& d = ctx.diags;
   unsigned threads = ctx.total_warps * 32;
-  if (!threads) return;
+  if (!threads || ctx.warpgroups.empty()) return;
   const Target& t = ctx.target;
   int64_t cap = std::min<int64_t>(t.regs_per_sm / threads, 255) / t.regs_step * t.regs_step;
   ctx.entry_registers = static_cast<int>(cap);
   bool any = false;
   for (WarpGroup& wg : ctx.warpgroups) {
+    // setmaxnreg applies per warpgroup: the largest budget in it holds for every warp in it.
     int budget = 0;
-    std::string first;
+    const Instance* top = nullptr;
     for (int i : wg.instances) {
       const Instance& in = ctx.instances[i];
-      if (!in.contract->registers) continue;
-      int r = static_cast<int>(in.contract->registers->value);
-      if (budget && r != budget)
-        d.warning("registers", "warpgroup " + std::to_string(wg.index) + " holds '" + first + "' (" + std::to_string(budget) +
-                                   " registers) and '" + in.name + "' (" + std::to_string(r) +
-                                   "); setmaxnreg applies per warpgroup, so it gets the larger budget", in.contract->registers->loc);
-      if (r > budget) { budget = r; first = in.name; }
-      if (first.empty()) first = in.name;
+      if (in.contract->registers && in.contract->registers->value > budget) {
+        budget = static_cast<int>(in.contract->registers->value);
+        top = &in;
+      }
     }
     for (int i : wg.instances) {
       Instance& in = ctx.instances[i];
-      if (budget && !in.contract->registers)
-        d.warning("registers", "'" + in.name + "' declares no register budget but shares warpgroup " + std::to_string(wg.index) +
-                                   " with '" + first + "'; setmaxnreg applies per warpgroup, so it runs with " + std::to_string(budget) +
-                                   " registers per thread", in.contract->warps_loc);
       in.registers = budget;
+      if (!budget || &in == top) continue;
+      const std::string shares = " shares warpgroup " + std::to_string(wg.index) + " with '" + top->name + "' (" +
+                                 std::to_string(budget) + " registers); setmaxnreg applies per warpgroup, so '" + in.name +
+                                 "' runs with " + std::to_string(budget) + " registers per thread";
+      if (!in.contract->registers)
+        d.warning("registers", "'" + in.name + "' declares no register budget but" + shares, in.contract->warps_loc);
+      else if (in.contract->registers->value != budget)
+        d.warning("registers", "'" + in.name + "' asks " + std::to_string(in.contract->registers->value) + " registers but" + shares,
+                  in.contract->registers->loc);
     }
     wg.registers = budget;
     any |= budget > 0;
@@ -158,11 +196,15 @@ void assign_registers(LinkContext& ctx) {
   }
   int64_t pool = cap * int64_t(ctx.warpgroups.size());
   if (sum > pool) {
+    SourceLoc loc;  // the first budget declared
+    for (const Instance& in : ctx.instances)
+      if (in.contract->registers && !loc.known()) loc = in.contract->registers->loc;
     Diagnostic& x = d.error("registers", "register budgets over-subscribe the block's register file: " + terms.str() + " = " +
                                              std::to_string(sum) + " > " + std::to_string(cap) + "*" +
                                              std::to_string(ctx.warpgroups.size()) + " = " + std::to_string(pool) +
                                              " registers per thread-of-warpgroup (" + std::to_string(threads) +
-                                             " threads launch with " + std::to_string(cap) + " each); setmaxnreg.inc would wait forever");
+                                             " threads launch with " + std::to_string(cap) + " each); setmaxnreg.inc would wait forever",
+                            loc);
     for (const Instance& in : ctx.instances)
       if (in.contract->registers) x.notes.push_back(in.name + " asks " + std::to_string(in.contract->registers->value) + " at " +
                                                     in.contract->registers->loc.str());
@@ -172,11 +214,12 @@ void assign_registers(LinkContext& ctx) {
 void assign_barriers(LinkContext& ctx) {
   unsigned next = 1;  // id 0 is __syncthreads
   int64_t threads = int64_t(ctx.total_warps) * 32;
+  std::set<const NamedBarrier*> reported;  // a contract listed twice: one error per declaration
   for (Instance& in : ctx.instances) {
     for (const NamedBarrier& b : in.contract->barriers) {
       in.bar.push_back(next);
-      ctx.barriers.push_back({next, in.name, b.name, b.threads.value, b.threads.loc});
-      if (b.threads.value > threads)
+      ctx.barriers.push_back({next, in.name, b.name, b.threads.value, b.loc});
+      if (b.threads.value > threads && reported.insert(&b).second)
         ctx.diags.error("barrier-limit", "'" + in.name + "': named barrier '" + b.name + "' waits for " +
                                              std::to_string(b.threads.value) + " threads but the block has " + std::to_string(threads), b.threads.loc);
       ++next;
@@ -184,9 +227,11 @@ void assign_barriers(LinkContext& ctx) {
   }
   unsigned used = next - 1;
   if (used > ctx.target.named_barriers - 1) {
+    // Located at the first barrier that gets no id.
     Diagnostic& x = ctx.diags.error("barrier-limit", "the link needs " + std::to_string(used) + " named barriers; the target has " +
                                                          std::to_string(ctx.target.named_barriers - 1) + " (ids 1.." +
-                                                         std::to_string(ctx.target.named_barriers - 1) + ", id 0 is __syncthreads)");
+                                                         std::to_string(ctx.target.named_barriers - 1) + ", id 0 is __syncthreads)",
+                                    ctx.barriers[ctx.target.named_barriers - 1].loc);
     std::map<std::string, int> per;
     std::vector<std::string> order;
     for (const BarrierSlot& b : ctx.barriers) { if (!per[b.owner]++) order.push_back(b.owner); }
@@ -239,19 +284,19 @@ void bind_ports(LinkContext& ctx) {
     for (PipeTensor& t : p.tensors) {
       int64_t a = t.swizzle == "128B" ? 1024 : 128;
       data = align_up(data, a);
-      t.offset = static_cast<unsigned>(data);
+      t.offset = data;
       data += t.bytes();
     }
     // consumer_view shares offsets (same shapes, same order)
     for (size_t k = 0; k < p.consumer_view.size() && k < p.tensors.size(); ++k) p.consumer_view[k].offset = p.tensors[k].offset;
-    p.stage_bytes = static_cast<unsigned>(align_up(data, 1024));
+    p.stage_bytes = align_up(data, 1024);
     int64_t full = 0, empty = 0;
-    unsigned tx_producers = 0;
+    std::vector<PipeEnd> tx;  // producers that complete with transaction bytes
     for (size_t k = 0; k < p.producers.size(); ++k) {
       Instance& in = ctx.instances[p.producers[k].instance];
       const PortDecl& pd = in.contract->ports[p.producers[k].port];
       full += arrivals_per_instance(pd.arrive, in.warps);
-      tx_producers += pd.completion == Completion::Tx;
+      if (pd.completion == Completion::Tx) tx.push_back(p.producers[k]);
       PortBinding& b = in.ports[p.producers[k].port];
       b.pipe = static_cast<int>(pi);
       b.part = static_cast<unsigned>(k);
@@ -268,18 +313,36 @@ void bind_ports(LinkContext& ctx) {
       b.parts = static_cast<unsigned>(p.consumers.size());
     }
     if (p.transfer_to >= 0) empty += 1;
-    p.full_count = static_cast<unsigned>(full);
-    p.empty_count = static_cast<unsigned>(empty);
-    if (tx_producers) {
-      // Transaction bytes are what the copies write: the tensors, not the alignment gaps between
-      // them. A stale or padded count leaves the full barrier waiting forever (NVIDIA/cutlass#1748).
-      int64_t written = 0;
-      for (const PipeTensor& t : p.tensors) written += t.bytes();
-      if (written % tx_producers != 0)
-        d.error("port-mismatch", "pipe '" + p.name + "': " + std::to_string(written) + " bytes per stage cannot be split evenly among " +
-                                     std::to_string(tx_producers) + " TMA producers");
-      for (const PipeEnd& e : p.producers) ctx.instances[e.instance].ports[e.port].tx_bytes = static_cast<unsigned>(written / tx_producers);
+    p.full_count = full;
+    p.empty_count = empty;
+    if (tx.empty()) continue;
+    // Transaction bytes are what the copies write: the tensors, not the alignment gaps between
+    // them. A stale or padded count leaves the full barrier waiting forever (NVIDIA/cutlass#1748).
+    // Each TMA producer instance announces an equal share, so the share must be exact.
+    int64_t written = 0;
+    for (const PipeTensor& t : p.tensors) written += t.bytes();
+    const int64_t n = static_cast<int64_t>(tx.size());
+    if (written % n != 0) {
+      const PortDecl& first = ctx.instances[tx.front().instance].contract->ports[tx.front().port];
+      Diagnostic& x = d.error("port-mismatch", "pipe '" + p.name + "': " + std::to_string(written) +
+                                                   " bytes per stage cannot be split evenly among " + std::to_string(n) +
+                                                   " TMA producer instances (each announces an equal share of the transaction bytes)",
+                              first.loc);
+      std::map<const PortDecl*, int> count;  // instances per declaring port, noted once each
+      for (const PipeEnd& e : tx) ++count[&ctx.instances[e.instance].contract->ports[e.port]];
+      for (const PipeEnd& e : tx) {
+        const Contract& c = *ctx.instances[e.instance].contract;
+        const PortDecl* pd = &c.ports[e.port];
+        auto it = count.find(pd);
+        if (it == count.end()) continue;  // already noted
+        x.notes.push_back("producer " + c.name + " (" + c.owner + ")" +
+                          (it->second > 1 ? ", " + std::to_string(it->second) + " instances," : std::string()) +
+                          " declares the port at " + pd->loc.str());
+        count.erase(it);
+      }
+      continue;
     }
+    for (const PipeEnd& e : tx) ctx.instances[e.instance].ports[e.port].tx_bytes = written / n;
   }
 }
 
@@ -296,8 +359,10 @@ void place_smem(LinkContext& ctx) {
     SmemBlock b;
     b.name = "ring";
     b.owner = "pipe " + p.name;
-    b.bytes = int64_t(p.stage_bytes) * p.stages;
+    b.bytes = p.stage_bytes * p.stages;
     b.align = swz ? 1024 : 128;
+    const std::vector<PipeEnd>& ends = p.producers.empty() ? p.consumers : p.producers;  // a transfer's pipe: its consumers
+    if (!ends.empty()) b.loc = ctx.instances[ends.front().instance].contract->ports[ends.front().port].loc;
     blocks.push_back(b);
   }
   for (const Instance& in : ctx.instances)
@@ -312,15 +377,15 @@ void place_smem(LinkContext& ctx) {
       blocks.push_back(b);
     }
   // mbarriers: 8 bytes each; pipes' full/empty first, then component groups.
-  unsigned mb = 0;
-  for (const Pipe& p : ctx.pipes) mb += 2 * static_cast<unsigned>(std::max<int64_t>(p.stages, 0));
+  int64_t mb = 0;
+  for (const Pipe& p : ctx.pipes) mb += 2 * p.stages;
   for (const Instance& in : ctx.instances)
-    for (const MbarrierGroup& m : in.contract->mbarriers) mb += static_cast<unsigned>(std::max<int64_t>(m.count.value, 0));
+    for (const MbarrierGroup& m : in.contract->mbarriers) mb += m.count.value;
   if (mb) {
     SmemBlock b;
     b.name = "mbarriers";
     b.owner = "pipelink";
-    b.bytes = int64_t(mb) * 8;
+    b.bytes = mb * 8;
     b.align = 8;
     blocks.push_back(b);
   }
@@ -341,23 +406,24 @@ void place_smem(LinkContext& ctx) {
       bool ok = true;
       for (size_t j : placed) {
         const SmemBlock& o = blocks[j];
-        if (lifetimes_meet(b.live, o.live) && off < int64_t(o.offset) + o.bytes && int64_t(o.offset) < off + b.bytes) { ok = false; break; }
+        if (lifetimes_meet(b.live, o.live) && off < o.offset + o.bytes && o.offset < off + b.bytes) { ok = false; break; }
       }
       if (ok) { chosen = off; break; }
     }
-    b.offset = static_cast<unsigned>(chosen);
+    b.offset = chosen;
     placed.push_back(i);
     total = std::max(total, chosen + b.bytes);
   }
   ctx.smem = blocks;
-  ctx.smem_bytes = static_cast<unsigned>(align_up(total, 128));
+  ctx.smem_bytes = align_up(total, 128);
   if (total > ctx.target.max_smem) {
+    // Located at the largest block whose declaration is known (order is largest first).
+    SourceLoc loc;
+    for (size_t i : order)
+      if (blocks[i].loc.known()) { loc = blocks[i].loc; break; }
     Diagnostic& x = d.error("smem-limit", "the link needs " + std::to_string(total) + " bytes of shared memory per block; " +
-                                              ctx.target.arch + " allows " + std::to_string(ctx.target.max_smem));
-    std::vector<size_t> big(blocks.size());
-    std::iota(big.begin(), big.end(), 0);
-    std::stable_sort(big.begin(), big.end(), [&](size_t a, size_t b) { return blocks[a].bytes > blocks[b].bytes; });
-    for (size_t i : big)
+                                              ctx.target.arch + " allows " + std::to_string(ctx.target.max_smem), loc);
+    for (size_t i : order)
       x.notes.push_back(blocks[i].owner + " '" + blocks[i].name + "': " + std::to_string(blocks[i].bytes) + " bytes" +
                         (blocks[i].loc.known() ? " at " + blocks[i].loc.str() : ""));
   }
@@ -367,20 +433,20 @@ void place_smem(LinkContext& ctx) {
   for (Instance& in : ctx.instances)
     for (size_t r = 0; r < in.contract->smem.size(); ++r) in.smem.push_back(blocks[k++].offset);
   if (mb) {
-    unsigned at = blocks[k].offset;
+    int64_t at = blocks[k].offset;
     for (Pipe& p : ctx.pipes) {
       p.full = at;
-      ctx.mbarriers.push_back({at, static_cast<unsigned>(p.stages), p.full_count, "pipe " + p.name, "full"});
-      at += 8 * static_cast<unsigned>(p.stages);
+      ctx.mbarriers.push_back({at, p.stages, p.full_count, "pipe " + p.name, "full"});
+      at += 8 * p.stages;
       p.empty = at;
-      ctx.mbarriers.push_back({at, static_cast<unsigned>(p.stages), p.empty_count, "pipe " + p.name, "empty"});
-      at += 8 * static_cast<unsigned>(p.stages);
+      ctx.mbarriers.push_back({at, p.stages, p.empty_count, "pipe " + p.name, "empty"});
+      at += 8 * p.stages;
     }
     for (Instance& in : ctx.instances)
       for (const MbarrierGroup& m : in.contract->mbarriers) {
         in.mbar.push_back(at);
-        ctx.mbarriers.push_back({at, static_cast<unsigned>(m.count.value), m.arrivals.value, in.name, m.name});
-        at += 8 * static_cast<unsigned>(m.count.value);
+        ctx.mbarriers.push_back({at, m.count.value, m.arrivals.value, in.name, m.name});
+        at += 8 * m.count.value;
       }
   }
 }
@@ -388,6 +454,7 @@ void place_smem(LinkContext& ctx) {
 }  // namespace
 
 void allocate(LinkContext& ctx) {
+  if (!ctx.sizes_ok) return;  // check reported a quantity out of range: nothing to place
   insert_transfers(ctx);
   place_warps(ctx);
   assign_registers(ctx);

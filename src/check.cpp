@@ -1,10 +1,14 @@
 // check — compares contracts with each other and with the target, before anything is allocated.
 //
-// Does: instance counts, warp and register declarations, binding-table capacities, pipe
-// connectivity and agreement (stages, dtypes, shapes, guarantees; layout differences become
-// transfers), parameter types, one tile sequence. Builds ctx.pipes (ends and tensors) for
-// allocate. Does not: place anything or check totals against the target (allocate does, since
-// totals exist only once things are placed).
+// Does: instance counts, entries, warp and register declarations, binding-table capacities, the
+// range of every count and size (out of range clears ctx.sizes_ok and allocate does not run, so
+// nothing downstream can overflow or wrap when narrowed to the 32-bit slots), pipe connectivity and agreement (stages, dtypes, shapes, swizzle spans,
+// guarantees; layout differences become transfers), parameter types, one tile sequence. Builds
+// ctx.pipes (ends and tensors) for allocate. Does not: place anything or check totals against the
+// target (allocate does, since totals exist only once things are placed).
+#include <climits>
+#include <optional>
+#include <set>
 #include <sstream>
 
 #include "context.h"
@@ -43,6 +47,37 @@ namespace {
 
 std::string who(const Contract& c) { return c.name + " (" + c.owner + ")"; }
 
+// Limits on single declarations; totals are allocate's.
+constexpr int64_t kMaxWarps = 32;          // per instance: 1024 threads
+constexpr int64_t kMaxStages = 64;         // per pipe
+constexpr int64_t kMaxMbarriers = 1024;    // per [[mbarrier]] group
+constexpr int64_t kMaxArrivals = (1 << 20) - 1;
+
+std::string range(int64_t lo, int64_t hi) { return std::to_string(lo) + ".." + std::to_string(hi); }
+bool stages_ok(const PortDecl& p) { return p.stages.value >= 1 && p.stages.value <= kMaxStages; }
+
+// A tensor's bytes, without overflow; nullopt when rows or cols is not positive or the product
+// exceeds `max`.
+std::optional<int64_t> tensor_bytes(int64_t rows, int64_t cols, int64_t elem, int64_t max) {
+  int64_t n = 0;
+  if (rows <= 0 || cols <= 0 || __builtin_mul_overflow(rows, cols, &n) || __builtin_mul_overflow(n, elem, &n) || n > max)
+    return std::nullopt;
+  return n;
+}
+
+// 128B swizzle permutes 16-byte chunks within each 128-byte line (and 8-line atoms): the
+// contiguous extent must be exactly one line.
+void check_swizzle(LinkContext& ctx, const Contract& c, const PortDecl& p, const TensorDecl& t, int64_t rows, int64_t cols) {
+  if (t.swizzle != "128B") return;
+  const bool row = t.layout == "row";
+  const int64_t span = (row ? cols : rows) * dtype_bytes(t.dtype);
+  if (span != 128)
+    ctx.diags.error("port-mismatch", "component '" + c.name + "': tensor '" + t.name + "' of port '" + p.name +
+                                         "' has 128B swizzle but its contiguous extent (" + (row ? "cols" : "rows") + " = " +
+                                         std::to_string(row ? cols : rows) + " x " + std::to_string(dtype_bytes(t.dtype)) +
+                                         " bytes) is " + std::to_string(span) + " bytes; 128B swizzle needs exactly 128", t.loc);
+}
+
 void check_capacity(LinkContext& ctx, const Contract& c) {
   auto cap = [&](size_t n, unsigned max, const char* what, const SourceLoc& loc) {
     if (n > max)
@@ -65,29 +100,79 @@ void check_component(LinkContext& ctx, const Contract& c, unsigned instances) {
                              " times (instances = " + c.instances->expr.text() + ") but the link has " +
                              std::to_string(instances), c.instances->loc)
         .notes.push_back("list its contract " + std::to_string(c.instances->value) + " times on the command line");
+  // Ranges: an out-of-range value stops allocation (ctx.sizes_ok), so nothing can wrap later.
+  auto bad = [&](const char* rule, const std::string& msg, const SourceLoc& loc) {
+    d.error(rule, "component '" + c.name + "': " + msg, loc);
+    ctx.sizes_ok = false;
+  };
   if (c.warps.value <= 0)
-    d.error("warpgroup", "component '" + c.name + "' must run on at least one warp (count = " + std::to_string(c.warps.value) + ")", c.warps.loc);
+    bad("warpgroup", "must run on at least one warp (count = " + std::to_string(c.warps.value) + ")", c.warps.loc);
+  else if (c.warps.value > kMaxWarps)
+    bad("threads-limit", "declares " + std::to_string(c.warps.value) + " warps; an instance runs on " + range(1, kMaxWarps) +
+                             " warps (" + std::to_string(ctx.target.max_threads) + " threads)", c.warps.loc);
   if (c.warpgroup && c.warps.value % 4 != 0)
     d.error("warpgroup", "component '" + c.name + "' needs whole warpgroups but declares " + std::to_string(c.warps.value) +
                              " warps; a warpgroup is 4 consecutive warps starting at a multiple of 4", c.warps.loc);
   if (c.registers) {
     int64_t r = c.registers->value;
     const Target& t = ctx.target;
+    if (r <= 0 || r > t.regs_per_sm) ctx.sizes_ok = false;  // not even a register count: nothing to place
     if (r < t.min_regs || r > t.max_regs || r % t.regs_step != 0)
       d.error("registers", "component '" + c.name + "': register budget " + std::to_string(r) +
                                " is not a setmaxnreg value (" + std::to_string(t.min_regs) + ".." + std::to_string(t.max_regs) +
                                " in steps of " + std::to_string(t.regs_step) + ")", c.registers->loc);
   }
   for (const NamedBarrier& b : c.barriers)
-    if (b.threads.value <= 0 || b.threads.value % 32 != 0)
-      d.error("barrier-limit", "component '" + c.name + "': named barrier '" + b.name + "' takes " +
-                                   std::to_string(b.threads.value) + " threads; bar.sync needs a positive multiple of 32", b.threads.loc);
+    if (b.threads.value <= 0 || b.threads.value % 32 != 0 || b.threads.value > ctx.target.max_threads)
+      bad("barrier-limit", "named barrier '" + b.name + "' takes " + std::to_string(b.threads.value) +
+                               " threads; bar.sync needs a positive multiple of 32 up to " + std::to_string(ctx.target.max_threads),
+          b.threads.loc);
   for (const SmemRegion& r : c.smem)
-    if (r.bytes.value <= 0)
-      d.error("smem-limit", "component '" + c.name + "': smem region '" + r.name + "' has " + std::to_string(r.bytes.value) + " bytes", r.bytes.loc);
-  for (const MbarrierGroup& m : c.mbarriers)
-    if (m.count.value <= 0 || m.arrivals.value <= 0 || m.arrivals.value >= (1 << 20))
-      d.error("mbarrier", "component '" + c.name + "': mbarrier group '" + m.name + "' needs count > 0 and 0 < arrivals < 2^20", m.loc);
+    if (r.bytes.value <= 0 || r.bytes.value > ctx.target.max_smem)
+      bad("smem-limit", "smem region '" + r.name + "' has " + std::to_string(r.bytes.value) + " bytes; a region holds " +
+                            range(1, ctx.target.max_smem) + " (" + ctx.target.arch + ")", r.bytes.loc);
+  for (const MbarrierGroup& m : c.mbarriers) {
+    if (m.count.value <= 0 || m.count.value > kMaxMbarriers)
+      bad("mbarrier", "mbarrier group '" + m.name + "' has count " + std::to_string(m.count.value) + "; a group holds " +
+                          range(1, kMaxMbarriers), m.count.loc);
+    if (m.arrivals.value <= 0 || m.arrivals.value > kMaxArrivals)
+      bad("mbarrier", "mbarrier group '" + m.name + "' has " + std::to_string(m.arrivals.value) + " arrivals; an mbarrier counts " +
+                          range(1, kMaxArrivals), m.arrivals.loc);
+  }
+  for (const PortDecl& p : c.ports) {
+    if (p.stages.value <= 0 || p.stages.value > kMaxStages)
+      bad("port-mismatch", "port '" + p.name + "' has " + std::to_string(p.stages.value) + " stages; a pipe has " +
+                               range(1, kMaxStages), p.stages.loc);
+    for (const TensorDecl& t : p.tensors) {
+      if (t.any_shape) continue;  // the producer's shape, checked there
+      if (!tensor_bytes(t.rows.value, t.cols.value, dtype_bytes(t.dtype), ctx.target.max_smem)) {
+        const bool empty = t.rows.value <= 0 || t.cols.value <= 0;
+        bad(empty ? "port-mismatch" : "smem-limit",
+            "tensor '" + t.name + "' of port '" + p.name + "' has shape [" + std::to_string(t.rows.value) + ", " +
+                std::to_string(t.cols.value) + "] of " + t.dtype + (empty ? "; rows and cols must be positive"
+                                                                          : ", more than the " + std::to_string(ctx.target.max_smem) +
+                                                                                " bytes of shared memory " + ctx.target.arch + " has"),
+            t.loc);
+        continue;
+      }
+      check_swizzle(ctx, c, p, t, t.rows.value, t.cols.value);
+    }
+  }
+}
+
+// Two different contracts must not declare one entry (their objects would define it twice), nor
+// the kernel's own name.
+void check_entries(LinkContext& ctx) {
+  std::map<std::string, const Contract*> first;
+  for (const auto& c : ctx.contracts) {
+    if (c->entry.empty()) continue;
+    if (c->entry == ctx.opt.kernel_name)
+      ctx.diags.error("entry", "component '" + c->name + "': entry '" + c->entry + "' is the name of the generated kernel", c->loc);
+    auto [it, fresh] = first.emplace(c->entry, c.get());
+    if (!fresh)
+      ctx.diags.error("entry", "components '" + it->second->name + "' and '" + c->name + "' both declare entry '" + c->entry + "'", c->loc)
+          .notes.push_back(it->second->name + " declares it at " + it->second->loc.str());
+  }
 }
 
 PipeTensor view(const TensorDecl& t) {
@@ -134,30 +219,30 @@ void connect_pipes(LinkContext& ctx) {
     if (pipe.producers.empty() || pipe.consumers.empty()) {
       const PipeEnd& e = pipe.producers.empty() ? pipe.consumers.front() : pipe.producers.front();
       d.error("port-unconnected", "pipe '" + pipe.name + "' has " + (pipe.producers.empty() ? "no producer" : "no consumer") +
-                                      ": port '" + pipe.name + "' of '" + inst(e).name + "' is connected to nothing", port(e).loc)
+                                      ": port '" + port(e).name + "' of '" + inst(e).name + "' is connected to nothing", port(e).loc)
           .notes.push_back("ports connect by name (or join with --connect PORT=" + pipe.name + "): another component needs a port '" + pipe.name + "' with direction '" +
                            (pipe.producers.empty() ? "out" : "in") + "'");
       continue;
     }
     const PortDecl& p0 = port(pipe.producers.front());
     const Contract& c0 = *inst(pipe.producers.front()).contract;
-    pipe.stages = p0.stages.value;
-    if (pipe.stages <= 0) d.error("port-mismatch", "pipe '" + pipe.name + "': stages must be positive", p0.stages.loc);
+    pipe.stages = p0.stages.value;  // its range is check_component's
     pipe.tx = p0.completion == Completion::Tx;
     for (const TensorDecl& t : p0.tensors) pipe.tensors.push_back(view(t));
     std::vector<PipeEnd> ends = pipe.producers;
     ends.insert(ends.end(), pipe.consumers.begin(), pipe.consumers.end());
     const PortDecl* consumer_ref = nullptr;
     const Contract* consumer_ref_c = nullptr;
+    std::set<const PortDecl*> seen{&p0};  // a contract listed twice is compared (and reported) once
     for (const PipeEnd& e : ends) {
       const PortDecl& p = port(e);
       const Contract& c = *inst(e).contract;
-      if (&p == &p0) continue;
+      if (!seen.insert(&p).second) continue;
       auto mismatch = [&](const std::string& what, const SourceLoc& loc) {
         d.error("port-mismatch", "pipe '" + pipe.name + "': " + what, loc)
             .notes.push_back("producer " + who(c0) + " declares the port at " + p0.loc.str());
       };
-      if (p.stages.value != pipe.stages)
+      if (p.stages.value != pipe.stages && stages_ok(p) && stages_ok(p0))  // out of range: reported already
         mismatch("'" + c.name + "' declares " + std::to_string(p.stages.value) + " stages but '" + c0.name + "' declares " +
                      std::to_string(pipe.stages), p.stages.loc);
       if (p.dir == PortDir::Out && p.completion != p0.completion)
@@ -175,7 +260,10 @@ void connect_pipes(LinkContext& ctx) {
         if (a.dtype != b.dtype)
           mismatch(tn + ": '" + c0.name + "' has dtype " + a.dtype + ", '" + c.name + "' expects " + b.dtype +
                        " (a transfer moves data; precision conversion is the components' business)", b.loc);
-        if (!b.any_shape && (a.rows.value != b.rows.value || a.cols.value != b.cols.value))
+        const auto fits = [&](const TensorDecl& t) {
+          return tensor_bytes(t.rows.value, t.cols.value, dtype_bytes(t.dtype), ctx.target.max_smem).has_value();
+        };
+        if (!b.any_shape && (a.rows.value != b.rows.value || a.cols.value != b.cols.value) && fits(a) && fits(b))
           mismatch(tn + ": '" + c0.name + "' has shape [" + std::to_string(a.rows.value) + ", " + std::to_string(a.cols.value) +
                        "], '" + c.name + "' expects [" + std::to_string(b.rows.value) + ", " + std::to_string(b.cols.value) + "]", b.loc);
         if (p.dir == PortDir::Out && (a.layout != b.layout || a.swizzle != b.swizzle))
@@ -190,8 +278,9 @@ void connect_pipes(LinkContext& ctx) {
                                            "' want tensor '" + p.tensors[k].name + "' in different layouts; one transfer per pipe", p.tensors[k].loc);
         }
         for (const std::string& g : p.requires_) {
+          std::set<const PortDecl*> asked;
           for (const PipeEnd& pe : pipe.producers)
-            if (!has(port(pe).guarantees, g))
+            if (asked.insert(&port(pe)).second && !has(port(pe).guarantees, g))
               d.error("port-guarantee", "'" + c.name + "' requires '" + g + "' on pipe '" + pipe.name + "' but producer '" +
                                             inst(pe).contract->name + "' does not guarantee it", p.loc)
                   .notes.push_back("producer " + who(*inst(pe).contract) + " declares the port at " + port(pe).loc.str());
@@ -202,7 +291,12 @@ void connect_pipes(LinkContext& ctx) {
     if (consumer_ref && consumer_ref->tensors.size() == pipe.tensors.size()) {
       for (size_t k = 0; k < consumer_ref->tensors.size(); ++k) {
         PipeTensor v = view(consumer_ref->tensors[k]);
-        if (consumer_ref->tensors[k].any_shape) { v.rows = pipe.tensors[k].rows; v.cols = pipe.tensors[k].cols; }
+        if (consumer_ref->tensors[k].any_shape) {
+          v.rows = pipe.tensors[k].rows;
+          v.cols = pipe.tensors[k].cols;
+          if (tensor_bytes(v.rows, v.cols, v.elem_bytes, ctx.target.max_smem))  // else reported with the producer
+            check_swizzle(ctx, *consumer_ref_c, *consumer_ref, consumer_ref->tensors[k], v.rows, v.cols);
+        }
         pipe.consumer_view.push_back(v);
       }
     } else {
@@ -225,12 +319,13 @@ void check_params(LinkContext& ctx) {
 
 void check_tiles(LinkContext& ctx) {
   const Instance* ref = nullptr;
+  std::set<const Contract*> compared;
   for (const Instance& in : ctx.instances) {
     const TilesDecl& t = in.contract->tiles;
     if (!t.present) continue;
     if (!ref) { ref = &in; continue; }
     const TilesDecl& r = ref->contract->tiles;
-    if (ref->contract == in.contract) continue;
+    if (ref->contract == in.contract || !compared.insert(in.contract).second) continue;
     std::vector<std::string> diff;
     if (t.order != r.order) diff.push_back("order " + t.order + " vs " + r.order);
     if (t.tile_m.value != r.tile_m.value || t.tile_n.value != r.tile_n.value)
@@ -258,8 +353,13 @@ void check_tiles(LinkContext& ctx) {
         }
     (void)found;  // an extent no component declares becomes a u32 param of the tile sequence (allocate)
   }
-  if (ctx.tiles->tile_m.value <= 0 || ctx.tiles->tile_n.value <= 0)
-    ctx.diags.error("tiles", "tile sizes must be positive", ctx.tiles->loc);
+  // The scheduler computes in u32: (extent + tile - 1) / tile.
+  for (int64_t v : {ctx.tiles->tile_m.value, ctx.tiles->tile_n.value})
+    if (v <= 0 || v > INT32_MAX) {
+      ctx.diags.error("tiles", "tile sizes must be in " + range(1, INT32_MAX) + ", not " + std::to_string(v), ctx.tiles->loc);
+      ctx.sizes_ok = false;
+      break;
+    }
 }
 
 }  // namespace
@@ -270,6 +370,7 @@ void check(LinkContext& ctx) {
     for (const Instance& in : ctx.instances) n += in.contract == c.get();
     check_component(ctx, *c, n);
   }
+  check_entries(ctx);
   connect_pipes(ctx);
   check_params(ctx);
   check_tiles(ctx);

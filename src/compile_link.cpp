@@ -8,7 +8,8 @@
 //   3. nvJitLink assembles the PTX into the cubin; its ptxas report (registers, spills, static
 //      smem) is kept and checked.
 // PTX component inputs cannot take part in LTO; they are linked at the cubin level (bindings
-// loaded from memory, not folded) and the link says so in a warning.
+// loaded from memory, not folded) and the link says so in a warning. An object that several
+// contracts name (one library holding several components) is added once.
 //
 // Does not: decide or generate anything; write files (write_outputs).
 #include <nvJitLink.h>
@@ -132,10 +133,11 @@ std::vector<char> compile_to_ltoir(LinkContext& ctx, const std::string& source, 
 }
 
 struct Input {
-  std::string label;  // component name or "generated"
+  std::string label;  // component name(s) or "generated"
   std::string path;
   std::vector<char> bytes;
   InputKind kind;
+  std::vector<const Contract*> contracts;  // the contracts naming this object (none for generated code)
 };
 
 bool jit(LinkContext& ctx, const std::vector<std::string>& options, const std::vector<Input>& inputs, bool want_ptx,
@@ -169,6 +171,15 @@ bool jit(LinkContext& ctx, const std::vector<std::string>& options, const std::v
             d.notes.push_back("'" + m[1].str() + "' is the entry of component '" + c->name + "' (" + c->loc.str() +
                               "); its object does not define it");
       }
+      // "<label>: link error: ... symbol multiply defined": name the contracts behind that input.
+      if (line.find("multiply defined") != std::string::npos)
+        for (const Input& in : inputs)
+          if (!in.contracts.empty() && line.rfind(in.label + ":", 0) == 0)
+            for (const Contract* c : in.contracts) {
+              d.notes.push_back("defined again by the object of component '" + c->name + "' (" + in.path + ", contract " +
+                                c->loc.str() + "); another object defines it first");
+              if (!d.loc.known()) d.loc = c->loc;
+            }
     }
     ok = false;
   }
@@ -214,23 +225,24 @@ std::map<std::string, std::vector<std::string>> attribute_undefined(LinkContext&
   const size_t cut = gen.find(kEntryMarker);
   if (cut == std::string::npos) return users;
   for (const Input& in : inputs) {
-    const Instance* inst = nullptr;
-    for (const Instance& i : ctx.instances)
-      if (i.contract->name == in.label) { inst = &i; break; }
-    if (!inst) continue;
-    std::string probe = gen.substr(0, cut) + "extern \"C\" __global__ void pl_probe(const __grid_constant__ pl::Args args) {\n" +
-                        "  extern __shared__ unsigned char pl_smem[];\n  pl::Ctx ctx;\n  ctx.args = &args;\n  ctx.smem = pl_smem;\n" +
-                        "  ctx.slots = &" + slots_name(*inst) + ";\n  " + inst->contract->entry + "(ctx);\n}\n";
-    Diagnostics quiet;
-    LinkContext pc(ctx.opt, quiet);
-    pc.target = ctx.target;
-    std::vector<char> ir = compile_to_ltoir(pc, probe, "pipelink_probe.cu");
-    if (ir.empty()) continue;
-    std::vector<Input> pin{{"generated", "", std::move(ir), InputKind::LtoIr}, in};
-    std::vector<char> ptx;
-    std::string info;
-    if (!jit(pc, {"-arch=" + ctx.target.arch, "-lto", "-ptx"}, pin, true, ptx, info)) continue;
-    for (const std::string& sym : extern_variables(std::string(ptx.begin(), ptx.end()))) users[sym].push_back(in.label);
+    for (const Contract* c : in.contracts) {
+      size_t inst = 0;  // the contract's first instance: its slot table
+      while (inst < ctx.instances.size() && ctx.instances[inst].contract != c) ++inst;
+      if (inst == ctx.instances.size()) continue;
+      std::string probe = gen.substr(0, cut) + "extern \"C\" __global__ void pl_probe(const __grid_constant__ pl::Args args) {\n" +
+                          "  extern __shared__ unsigned char pl_smem[];\n  pl::Ctx ctx;\n  ctx.args = &args;\n  ctx.smem = pl_smem;\n" +
+                          "  ctx.slots = &" + slots_name(inst) + ";\n  " + c->entry + "(ctx);\n}\n";
+      Diagnostics quiet;
+      LinkContext pc(ctx.opt, quiet);
+      pc.target = ctx.target;
+      std::vector<char> ir = compile_to_ltoir(pc, probe, "pipelink_probe.cu");
+      if (ir.empty()) continue;
+      std::vector<Input> pin{{"generated", "", std::move(ir), InputKind::LtoIr, {}}, in};
+      std::vector<char> ptx;
+      std::string info;
+      if (!jit(pc, {"-arch=" + ctx.target.arch, "-lto", "-ptx"}, pin, true, ptx, info)) continue;
+      for (const std::string& sym : extern_variables(std::string(ptx.begin(), ptx.end()))) users[sym].push_back(c->name);
+    }
   }
   return users;
 }
@@ -321,19 +333,31 @@ void compile_link(LinkContext& ctx) {
     if (ctx.diags.has_errors()) return;
     std::vector<char> ir = compile_to_ltoir(ctx, src.str(), "pipelink_control.cu");
     if (ir.empty()) return;
-    inputs.push_back({"control", "", std::move(ir), InputKind::LtoIr});
+    inputs.push_back({"control", "", std::move(ir), InputKind::LtoIr, {}});
   } else {
     std::vector<char> ir = compile_to_ltoir(ctx, ctx.result.generated_source, "pipelink_generated.cu");
     if (ir.empty()) return;
-    inputs.push_back({"generated", "", std::move(ir), InputKind::LtoIr});
+    inputs.push_back({"generated", "", std::move(ir), InputKind::LtoIr, {}});
+    std::map<std::string, size_t> by_path;  // canonical object path -> index in inputs
     for (const auto& c : ctx.contracts) {
       std::string path = (std::filesystem::path(c->dir) / c->object).string();
       for (const std::string& dir : ctx.opt.library_dirs) {
         if (std::filesystem::exists(path)) break;
         path = (std::filesystem::path(dir) / c->object).string();
       }
-      bool ok = false;
-      std::vector<char> bytes = read_file(path, ok);
+      // One object named by several contracts is linked once (twice would define every symbol
+      // in it twice); the input is labelled with every contract that names it.
+      std::error_code ec;
+      std::string canon = std::filesystem::weakly_canonical(path, ec).string();
+      if (ec) canon = path;
+      if (auto seen = by_path.find(canon); seen != by_path.end()) {
+        inputs[seen->second].label += ", " + c->name;
+        inputs[seen->second].contracts.push_back(c.get());
+        continue;
+      }
+      bool ok = !std::filesystem::is_directory(path, ec);
+      std::vector<char> bytes;
+      if (ok) bytes = read_file(path, ok);
       if (!ok) {
         ctx.diags.error("input", "component '" + c->name + "': cannot read object '" + c->object + "' (looked in " +
                                      (c->dir.empty() ? std::string(".") : c->dir) +
@@ -354,7 +378,8 @@ void compile_link(LinkContext& ctx) {
                                         "memory at run time instead of folded into immediates", c->object_loc);
       }
       if (k == InputKind::Ptx) bytes.push_back('\0');  // nvJitLink reads PTX as a C string
-      inputs.push_back({c->name, path, std::move(bytes), k});
+      by_path.emplace(canon, inputs.size());
+      inputs.push_back({c->name, path, std::move(bytes), k, {c.get()}});
     }
     if (ctx.diags.has_errors()) return;
   }
@@ -387,6 +412,11 @@ void compile_link(LinkContext& ctx) {
 }
 
 bool compile_component(const std::string& source_path, const LinkOptions& options, Diagnostics& diags) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(source_path, ec)) {
+    diags.error("input", "'" + source_path + "' is a directory");
+    return false;
+  }
   std::ifstream f(source_path);
   if (!f) {
     diags.error("input", "cannot open '" + source_path + "'");
@@ -397,18 +427,7 @@ bool compile_component(const std::string& source_path, const LinkOptions& option
   ctx.target.arch = options.arch;
   std::vector<char> ir = compile_to_ltoir(ctx, src, source_path);
   if (ir.empty()) return false;
-  std::string tmp = options.output + ".tmp";
-  {
-    std::ofstream o(tmp, std::ios::binary | std::ios::trunc);
-    if (!o || !o.write(ir.data(), static_cast<std::streamsize>(ir.size()))) {
-      diags.error("output", "cannot write '" + options.output + "'");
-      return false;
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, options.output, ec);
-  if (ec) diags.error("output", "cannot write '" + options.output + "': " + ec.message());
-  return !ec;
+  return write_files({{options.output, ir.data(), ir.size()}}, diags);
 }
 
 }  // namespace pipelink

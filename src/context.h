@@ -40,11 +40,13 @@ struct ResolvedFact {
 };
 
 // ---- instances (parse) and their allocation (allocate) ----
+// Offsets, sizes and counts are int64 throughout allocation; generate writes them only after the
+// link has no errors, when check and allocate have bounded every one of them.
 struct PortBinding {
   int pipe = -1;          // index into LinkContext::pipes
   bool transfer_side = false;
   unsigned part = 0, parts = 1;
-  unsigned tx_bytes = 0;
+  int64_t tx_bytes = 0;
 };
 
 struct Instance {
@@ -54,9 +56,9 @@ struct Instance {
   unsigned count = 1;
   unsigned warp_base = 0, warps = 0;
   int registers = 0;       // 0 = no budget declared
-  std::vector<unsigned> smem;     // offsets, per [[smem]]
+  std::vector<int64_t> smem;      // offsets, per [[smem]]
   std::vector<unsigned> bar;      // ids, per [[named_barrier]]
-  std::vector<unsigned> mbar;     // offsets, per [[mbarrier]]
+  std::vector<int64_t> mbar;      // offsets, per [[mbarrier]]
   std::vector<PortBinding> ports; // per [[port]]
   std::vector<unsigned> params;   // slot per [[param]]
 };
@@ -67,7 +69,7 @@ struct PipeTensor {
   std::string name, dtype;
   int64_t rows = 0, cols = 0, elem_bytes = 0;
   std::string layout, swizzle;
-  unsigned offset = 0;     // within a stage
+  int64_t offset = 0;      // within a stage
   int64_t bytes() const { return rows * cols * elem_bytes; }
 };
 
@@ -78,9 +80,9 @@ struct Pipe {
   std::vector<PipeTensor> tensors;        // producer's view
   std::vector<PipeTensor> consumer_view;  // consumer's view (differs only in layout/swizzle)
   bool tx = false;                        // producers complete with transaction bytes
-  unsigned stage_bytes = 0;
-  unsigned buffer = 0, full = 0, empty = 0;   // smem offsets
-  unsigned full_count = 0, empty_count = 0;   // mbarrier arrival counts
+  int64_t stage_bytes = 0;
+  int64_t buffer = 0, full = 0, empty = 0;    // smem offsets
+  int64_t full_count = 0, empty_count = 0;    // mbarrier arrival counts
   // A transfer: producers fill this pipe, a generated role copies each stage into `to` (which
   // has the consumer view), consumers read `to`. -1 when none.
   int transfer_to = -1;
@@ -92,12 +94,12 @@ struct SmemBlock {
   std::string name, owner;       // owner: instance name, "pipe <name>" or "pipelink"
   int64_t bytes = 0, align = 16;
   std::vector<std::string> live; // empty = always
-  unsigned offset = 0;
-  SourceLoc loc;
+  int64_t offset = 0;            // int64 while placing: narrowed only once the total fits
+  SourceLoc loc;                 // the [[smem]] size, or a ring's producer port
 };
 
-struct BarrierSlot { unsigned id; std::string owner, name; int64_t threads; SourceLoc loc; };
-struct MbarSlot { unsigned offset; unsigned count; int64_t arrivals; std::string owner, name; };
+struct BarrierSlot { unsigned id; std::string owner, name; int64_t threads; SourceLoc loc; };  // loc: [[named_barrier]]
+struct MbarSlot { int64_t offset; int64_t count; int64_t arrivals; std::string owner, name; };
 
 struct WarpGroup {
   unsigned index = 0;
@@ -123,13 +125,17 @@ struct LinkContext {
   std::vector<std::unique_ptr<Contract>> contracts;  // unique contracts, input order
   std::vector<Instance> instances;                   // one per input occurrence
 
+  // check: false when some quantity is outside the range allocation can hold (a warp count,
+  // stage count, tensor or region size, mbarrier count...); allocate then does not run.
+  bool sizes_ok = true;
+
   // resolve_facts
   std::map<std::string, ResolvedFact> facts;
 
   // allocate
   std::vector<Pipe> pipes;
   std::vector<SmemBlock> smem;
-  unsigned smem_bytes = 0;
+  int64_t smem_bytes = 0;
   std::vector<BarrierSlot> barriers;
   std::vector<MbarSlot> mbarriers;
   std::vector<WarpGroup> warpgroups;
@@ -162,7 +168,15 @@ void compile_link(LinkContext& ctx);
 std::string render_map(const LinkContext& ctx);
 
 // Shared helpers.
-std::string slots_name(const Instance& in);     // the generated symbol of an instance's pl::Slots
+// Generated symbols derive from indices, never from contract strings: pl_slots_<instance index>.
+std::string slots_name(size_t instance_index);
+bool is_identifier(const std::string& s);       // [A-Za-z_][A-Za-z0-9_]*
+// Contract text made safe for a // or /* */ comment and for one line of the map: control
+// characters become \n, \xHH escapes and "*/" becomes "* /".
+std::string printable(const std::string& s);
+// One output file; write_files() writes a set of them all or nothing.
+struct OutputFile { std::string path; const char* data; size_t size; };
+bool write_files(const std::vector<OutputFile>& files, Diagnostics& diags);
 constexpr const char* kEntryMarker = "// ---- entry:";  // where generate() starts the __global__ entry
 int64_t dtype_bytes(const std::string& dtype);  // 0 if unknown
 int64_t arrivals_per_instance(Arrive a, unsigned warps);

@@ -4,6 +4,8 @@
 //
 // A pass runs only if the ones before it reported no error, except that check and allocate run
 // together so one link reports all of its contract and resource errors at once.
+#include <unistd.h>
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -40,6 +42,12 @@ LinkResult link(const LinkOptions& options, Diagnostics& diags) {
     return {};
   }
   ctx.target.setmaxnreg = options.arch == "sm_90a";
+  // The kernel's name is a C++ symbol in the generated unit and a word of the map's launch line.
+  if (!is_identifier(options.kernel_name) || options.kernel_name.rfind("pl_", 0) == 0) {
+    diags.error("input", "--kernel-name '" + printable(options.kernel_name) +
+                             "' must be an identifier ([A-Za-z_][A-Za-z0-9_]*) not starting with pl_");
+    return {};
+  }
   timed(ctx, "parse contracts", [&] { parse_contracts(ctx); });
   if (diags.has_errors()) return {};
   timed(ctx, "resolve facts", [&] { resolve_facts(ctx); });
@@ -62,39 +70,52 @@ LinkResult link(const LinkOptions& options, Diagnostics& diags) {
   return ctx.result;
 }
 
-namespace {
-bool write_atomic(const std::string& path, const char* data, size_t n, Diagnostics& diags) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f || !f.write(data, static_cast<std::streamsize>(n))) {
-      diags.error("output", "cannot write '" + path + "'");
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
+// All or nothing: every file goes to a temporary name unique to this process first; only when
+// all are written are they renamed into place. On any failure the temporaries and whatever was
+// already renamed are removed, so "nothing written" holds.
+bool write_files(const std::vector<OutputFile>& files, Diagnostics& diags) {
+  const std::string suffix = ".tmp." + std::to_string(static_cast<long>(::getpid()));
+  std::vector<std::string> temps, done;
+  auto undo = [&] {
+    std::error_code ec;
+    for (const std::string& t : temps) std::filesystem::remove(t, ec);
+    for (const std::string& d : done) std::filesystem::remove(d, ec);
+  };
+  for (const OutputFile& f : files) {
+    const std::string tmp = f.path + suffix;
+    temps.push_back(tmp);
+    std::ofstream o(tmp, std::ios::binary | std::ios::trunc);
+    if (!o || !o.write(f.data, static_cast<std::streamsize>(f.size)) || !o.flush()) {
+      diags.error("output", "cannot write '" + f.path + "'");
+      o.close();
+      undo();
       return false;
     }
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    diags.error("output", "cannot write '" + path + "': " + ec.message());
-    return false;
+  for (size_t i = 0; i < files.size(); ++i) {
+    std::error_code ec;
+    std::filesystem::rename(temps[i], files[i].path, ec);
+    if (ec) {
+      diags.error("output", "cannot write '" + files[i].path + "': " + ec.message());
+      undo();
+      return false;
+    }
+    done.push_back(files[i].path);
   }
   return true;
 }
-}  // namespace
 
 bool write_outputs(const LinkOptions& opt, const LinkResult& r, Diagnostics& diags) {
   if (!r.ok || diags.has_errors()) return false;
-  bool ok = true;
-  if (!opt.output.empty() && !r.cubin.empty()) ok &= write_atomic(opt.output, r.cubin.data(), r.cubin.size(), diags);
-  if (!opt.map_path.empty()) ok &= write_atomic(opt.map_path, r.map.data(), r.map.size(), diags);
+  std::vector<OutputFile> files;
+  if (!opt.output.empty() && !r.cubin.empty()) files.push_back({opt.output, r.cubin.data(), r.cubin.size()});
+  if (!opt.map_path.empty()) files.push_back({opt.map_path, r.map.data(), r.map.size()});
   if (opt.save_temps || opt.emit_ptx) {
     std::string stem = opt.output.empty() ? std::string("pipelink") : opt.output;
-    if (opt.save_temps) ok &= write_atomic(stem + ".generated.cu", r.generated_source.data(), r.generated_source.size(), diags);
-    if (!r.linked_ptx.empty()) ok &= write_atomic(stem + ".ptx", r.linked_ptx.data(), r.linked_ptx.size(), diags);
+    if (opt.save_temps) files.push_back({stem + ".generated.cu", r.generated_source.data(), r.generated_source.size()});
+    if (!r.linked_ptx.empty()) files.push_back({stem + ".ptx", r.linked_ptx.data(), r.linked_ptx.size()});
   }
-  return ok;
+  return write_files(files, diags);
 }
 
 }  // namespace pipelink

@@ -1,10 +1,13 @@
 // expr.cpp — a small recursive-descent parser and evaluator for contract expressions.
 // Grammar: sum := term (('+'|'-') term)* ; term := unary (('*'|'/'|'%') unary)* ;
 //          unary := '-' unary | primary ; primary := INT | NAME | NAME '(' sum (',' sum)* ')' | '(' sum ')'
-// Functions: min, max, ceil_div, align_up. Overflow and division by zero are errors.
+// Functions: min, max, ceil_div, align_up (rounding up; the divisor or alignment must be positive).
+// Overflow, division by zero and nesting deeper than kMaxDepth are errors, never traps.
 #include "pipelink/expr.h"
 
+#include <algorithm>
 #include <cctype>
+#include <cstdint>
 
 namespace pipelink {
 
@@ -19,11 +22,18 @@ struct ExprNode {
 namespace {
 
 using NodeP = std::shared_ptr<const ExprNode>;
+constexpr int kMaxDepth = 200;  // parentheses, unary minus and calls, nested
 
 struct Parser {
   const std::string& s;
   size_t i = 0;
   std::string err;
+  int depth = 0;
+  struct Nest {  // counts one level of recursion while alive
+    int& d;
+    explicit Nest(int& x) : d(++x) {}
+    ~Nest() { --d; }
+  };
 
   void skip() {
     while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
@@ -34,7 +44,8 @@ struct Parser {
     return false;
   }
   NodeP fail(const std::string& m) {
-    if (err.empty()) err = m + " at column " + std::to_string(i + 1) + " of '" + s + "'";
+    const std::string shown = s.size() > 80 ? s.substr(0, 77) + "..." : s;
+    if (err.empty()) err = m + " at column " + std::to_string(i + 1) + " of '" + shown + "'";
     return nullptr;
   }
   NodeP sum() {
@@ -69,6 +80,8 @@ struct Parser {
     return n;
   }
   NodeP unary() {
+    Nest nest(depth);
+    if (depth > kMaxDepth) return fail("expression nests too deeply");
     if (eat('-')) {
       NodeP x = unary();
       if (!x) return nullptr;
@@ -147,6 +160,7 @@ std::optional<int64_t> evaluate(const ExprNode& n,
     case ExprNode::Neg: {
       auto v = evaluate(*n.args[0], lookup, err);
       if (!v) return std::nullopt;
+      if (*v == INT64_MIN) { err = "integer overflow"; return std::nullopt; }
       return -*v;
     }
     default: break;
@@ -156,22 +170,31 @@ std::optional<int64_t> evaluate(const ExprNode& n,
   auto b = evaluate(*n.args[1], lookup, err);
   if (!b) return std::nullopt;
   int64_t r = 0;
-  auto div0 = [&]() -> std::optional<int64_t> { err = "division by zero"; return std::nullopt; };
-  auto ovf = [&]() -> std::optional<int64_t> { err = "integer overflow"; return std::nullopt; };
+  auto fail = [&](const char* m) -> std::optional<int64_t> { err = m; return std::nullopt; };
   if (n.kind == ExprNode::Bin) {
     switch (n.op) {
-      case '+': if (__builtin_add_overflow(*a, *b, &r)) return ovf(); return r;
-      case '-': if (__builtin_sub_overflow(*a, *b, &r)) return ovf(); return r;
-      case '*': if (__builtin_mul_overflow(*a, *b, &r)) return ovf(); return r;
-      case '/': if (*b == 0) return div0(); return *a / *b;
-      case '%': if (*b == 0) return div0(); return *a % *b;
+      case '+': if (__builtin_add_overflow(*a, *b, &r)) return fail("integer overflow"); return r;
+      case '-': if (__builtin_sub_overflow(*a, *b, &r)) return fail("integer overflow"); return r;
+      case '*': if (__builtin_mul_overflow(*a, *b, &r)) return fail("integer overflow"); return r;
+      case '/':
+        if (*b == 0) return fail("division by zero");
+        if (*a == INT64_MIN && *b == -1) return fail("integer overflow");
+        return *a / *b;
+      case '%':
+        if (*b == 0) return fail("division by zero");
+        if (*b == -1) return 0;  // INT64_MIN % -1 traps in hardware; the remainder is 0
+        return *a % *b;
     }
   }
   if (n.name == "min") return std::min(*a, *b);
   if (n.name == "max") return std::max(*a, *b);
-  if (*b == 0) return div0();
-  if (n.name == "ceil_div") return (*a + *b - 1) / *b;
-  return (*a + *b - 1) / *b * *b;  // align_up
+  // ceil_div and align_up round up: a / b truncates toward zero, so add one only for a positive
+  // remainder. No intermediate a + b - 1 that could overflow.
+  if (*b <= 0) return fail(n.name == "ceil_div" ? "ceil_div needs a positive divisor" : "align_up needs a positive alignment");
+  const int64_t q = *a / *b + (*a % *b > 0 ? 1 : 0);
+  if (n.name == "ceil_div") return q;
+  if (__builtin_mul_overflow(q, *b, &r)) return fail("integer overflow");  // align_up
+  return r;
 }
 
 std::string render(const ExprNode& n, const std::function<std::string(const std::string&)>& map) {
@@ -184,8 +207,10 @@ std::string render(const ExprNode& n, const std::function<std::string(const std:
       std::string a = render(*n.args[0], map), b = render(*n.args[1], map);
       if (n.name == "min") return "(" + a + " < " + b + " ? " + a + " : " + b + ")";
       if (n.name == "max") return "(" + a + " > " + b + " ? " + a + " : " + b + ")";
-      if (n.name == "ceil_div") return "((" + a + " + " + b + " - 1) / " + b + ")";
-      return "((" + a + " + " + b + " - 1) / " + b + " * " + b + ")";
+      // Same rounding as evaluate(): up, without an intermediate a + b - 1.
+      std::string q = "(" + a + " / " + b + " + (" + a + " % " + b + " > 0 ? 1 : 0))";
+      if (n.name == "ceil_div") return q;
+      return "(" + q + " * " + b + ")";
     }
   }
   return "0";

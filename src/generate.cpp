@@ -3,6 +3,9 @@
 // the __global__ entry (mbarrier initialisation, warp-role dispatch with setmaxnreg per
 // warpgroup). nvJitLink -lto then folds all of it into the components as constants.
 //
+// Symbols derive from indices (pl_slots_<instance>, pl_transfer_<pipe>), never from contract
+// text; contract text appears only in comments, through printable().
+//
 // Does not: compile anything (compile_link), or decide anything (allocate did).
 #include <sstream>
 
@@ -22,11 +25,7 @@ const char* c_type(FactType t) {
   return "unsigned";
 }
 
-std::string ident(const std::string& s) {
-  std::string o;
-  for (char c : s) o += (std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
-  return o;
-}
+std::string transfer_name(size_t pipe_index) { return "pl_transfer_" + std::to_string(pipe_index); }
 
 template <class T> std::string list(const std::vector<T>& v, size_t n) {
   std::ostringstream s;
@@ -61,8 +60,10 @@ std::string element_offset(const PipeTensor& t, const char* r, const char* c) {
   return byte;
 }
 
-void emit_transfer(const LinkContext& ctx, const Pipe& from, const Pipe& to, std::ostringstream& o) {
-  const std::string fn = "pl_transfer_" + ident(from.name);
+void emit_transfer(const LinkContext& ctx, size_t from_index, std::ostringstream& o) {
+  const Pipe& from = ctx.pipes[from_index];
+  const Pipe& to = ctx.pipes[from.transfer_to];
+  const std::string fn = transfer_name(from_index);
   // Stages per tile: from the (first) producer's per_tile expression.
   const PipeEnd& pe = from.producers.front();
   const PortDecl& pd = ctx.instances[pe.instance].contract->ports[pe.port];
@@ -71,14 +72,17 @@ void emit_transfer(const LinkContext& ctx, const Pipe& from, const Pipe& to, std
   if (!ok)
     ctx.diags.error("expr", "pipe '" + from.name + "' needs a transfer, but per_tile '" + pd.per_tile.text() +
                                 "' names something that is neither a fact nor a u32 param", pd.per_tile_loc);
-  o << "// Transfer for pipe '" << from.name << "': the producers' layout differs from the consumers'.\n"
-    << "// One warp moves each stage of '" << from.name << "' into '" << to.name << "', element by element.\n"
+  o << "// Transfer for pipe '" << printable(from.name) << "': the producers' layout differs from the consumers'.\n"
+    << "// One warp moves each stage of '" << printable(from.name) << "' into '" << printable(to.name) << "', element by element.\n"
     << "static __device__ __forceinline__ void " << fn << "(const pl::Args* args, unsigned char* smem) {\n"
     << "  const unsigned base = pl::smem_addr(smem), lane = threadIdx.x & 31u;\n"
     << "  unsigned rs = 0, rp = 0, ws = 0, wp = 0;\n"
     << "  pl::Tile t;\n"
     << "  for (unsigned i = 0; pl_tile_at(args, i, &t); ++i) {\n"
     << "    const long long n = " << per_tile << ";\n"
+    << "#ifdef PL_CHECKED\n"
+    << "    if (n < 1) asm volatile(\"trap;\");  // per_tile must be at least 1\n"
+    << "#endif\n"
     << "    for (long long s = 0; s < n; ++s) {\n"
     << "      pl::mbar_wait(base + " << from.full << "u + 8u * rs, rp);\n"
     << "      pl::mbar_wait(base + " << to.empty << "u + 8u * ws, wp ^ 1u);\n"
@@ -88,7 +92,7 @@ void emit_transfer(const LinkContext& ctx, const Pipe& from, const Pipe& to, std
     const PipeTensor& a = from.tensors[k];
     const PipeTensor& b = to.tensors[k];
     const char* et = a.elem_bytes == 4 ? "unsigned" : a.elem_bytes == 2 ? "unsigned short" : "unsigned char";
-    o << "      // tensor '" << a.name << "' " << a.rows << "x" << a.cols << " " << a.dtype << ": " << a.layout << "/" << a.swizzle
+    o << "      // tensor '" << printable(a.name) << "' " << a.rows << "x" << a.cols << " " << a.dtype << ": " << a.layout << "/" << a.swizzle
       << " -> " << b.layout << "/" << b.swizzle << "\n"
       << "      for (unsigned e = lane; e < " << a.rows * a.cols << "u; e += 32u) {\n"
       << "        const unsigned r = e / " << a.cols << "u, c = e % " << a.cols << "u;\n"
@@ -109,7 +113,21 @@ void emit_transfer(const LinkContext& ctx, const Pipe& from, const Pipe& to, std
 
 }  // namespace
 
-std::string slots_name(const Instance& in) { return "pl_slots_" + ident(in.name); }
+std::string slots_name(size_t instance_index) { return "pl_slots_" + std::to_string(instance_index); }
+
+std::string printable(const std::string& s) {
+  static const char hex[] = "0123456789abcdef";
+  std::string o;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char ch = static_cast<unsigned char>(s[i]);
+    if (ch == '\n') o += "\\n";
+    else if (ch == '\\') o += "\\x5c";  // a trailing backslash would continue a // comment
+    else if (ch < 0x20 || ch == 0x7f) { o += "\\x"; o += hex[ch >> 4]; o += hex[ch & 15]; }
+    else if (ch == '*' && i + 1 < s.size() && s[i + 1] == '/') o += "* ";
+    else o += static_cast<char>(ch);
+  }
+  return o;
+}
 
 void generate(LinkContext& ctx) {
   std::ostringstream o;
@@ -125,7 +143,7 @@ void generate(LinkContext& ctx) {
   o << "// ---- facts ----\n";
   for (const auto& [name, f] : ctx.facts)
     o << "extern \"C\" __device__ const " << c_type(f.type) << " pl_fact_" << name << " = " << f.value << ";  // provided by "
-      << f.provider->name << "\n";
+      << printable(f.provider->name) << "\n";
   o << "\n// ---- component entries ----\n";
   {
     std::vector<std::string> seen;
@@ -134,16 +152,19 @@ void generate(LinkContext& ctx) {
       for (const auto& s : seen) dup |= s == c->entry;
       if (dup) continue;
       seen.push_back(c->entry);
-      o << "extern \"C\" __device__ void " << c->entry << "(const pl::Ctx&);  // " << c->name << " (" << c->owner << ")\n";
+      o << "extern \"C\" __device__ void " << c->entry << "(const pl::Ctx&);  // " << printable(c->name) << " ("
+        << printable(c->owner) << ")\n";
     }
   }
 
   o << "\n// ---- per-instance slots (offsets relative to the dynamic smem base) ----\n";
-  for (const Instance& in : ctx.instances) {
+  for (size_t ii = 0; ii < ctx.instances.size(); ++ii) {
+    const Instance& in = ctx.instances[ii];
     const Contract& c = *in.contract;
     std::vector<int64_t> bar_threads;
     for (const NamedBarrier& b : c.barriers) bar_threads.push_back(b.threads.value);
-    o << "__device__ const pl::Slots " << slots_name(in) << " = {\n"
+    o << "// " << printable(in.name) << "\n"
+      << "__device__ const pl::Slots " << slots_name(ii) << " = {\n"
       << "    " << list(in.smem, 8) << ",  // smem\n"
       << "    " << list(in.bar, 4) << ",  // named barrier ids\n"
       << "    " << list(bar_threads, 4) << ",  // named barrier threads\n"
@@ -160,7 +181,7 @@ void generate(LinkContext& ctx) {
         for (const PipeTensor& t : tv) { offs.push_back(t.offset); rows.push_back(t.rows); cols.push_back(t.cols); }
         o << "{" << p.buffer << ", " << p.stage_bytes << ", " << p.stages << ", " << p.full << ", " << p.empty << ", " << b.tx_bytes
           << ", " << list(offs, 4) << ", " << list(rows, 4) << ", " << list(cols, 4) << ", " << b.part << ", " << b.parts
-          << "}  /* port '" << c.ports[k].name << "' -> pipe '" << p.name << "' */";
+          << "}  /* port '" << printable(c.ports[k].name) << "' -> pipe '" << printable(p.name) << "' */";
       } else {
         o << "{}";
       }
@@ -206,8 +227,8 @@ void generate(LinkContext& ctx) {
       for (const PipeTensor& t : ctx.pipes[p.transfer_to].tensors) swz |= t.swizzle == "128B";
   if (swz)
     o << "static __device__ __forceinline__ unsigned pl_swz128(unsigned b) { return b ^ (((b >> 7) & 7u) << 4); }\n\n";
-  for (const Pipe& p : ctx.pipes)
-    if (p.transfer_to >= 0) emit_transfer(ctx, p, ctx.pipes[p.transfer_to], o);
+  for (size_t pi = 0; pi < ctx.pipes.size(); ++pi)
+    if (ctx.pipes[pi].transfer_to >= 0) emit_transfer(ctx, pi, o);
 
   // ---- entry ----
   o << "// ---- entry: initialise mbarriers, then one branch per warpgroup ----\n"
@@ -222,7 +243,7 @@ void generate(LinkContext& ctx) {
       << "    const unsigned base = pl::smem_addr(pl_smem);\n";
     for (const MbarSlot& m : ctx.mbarriers)
       o << "    for (unsigned j = 0; j < " << m.count << "u; ++j) pl::mbar_init(base + " << m.offset << "u + 8u * j, " << m.arrivals
-        << "u);  // " << m.owner << " " << m.name << "\n";
+        << "u);  // " << printable(m.owner) << " " << printable(m.name) << "\n";
     o << "    asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");\n"
       << "  }\n";
   }
@@ -242,25 +263,28 @@ void generate(LinkContext& ctx) {
       const Instance& in = ctx.instances[i];
       o << "    " << (first ? "if" : "else if") << " ("
         << (in.warp_base ? "warp >= " + std::to_string(in.warp_base) + "u && " : std::string()) << "warp < "
-        << in.warp_base + in.warps << "u) {  // " << in.name << "\n"
-        << "      ctx.slots = &" << slots_name(in) << ";\n"
+        << in.warp_base + in.warps << "u) {  // " << printable(in.name) << "\n"
+        << "      ctx.slots = &" << slots_name(i) << ";\n"
         << "      " << in.contract->entry << "(ctx);\n"
         << "    }\n";
       first = false;
     }
-    for (const Pipe& p : ctx.pipes)
+    for (size_t pi = 0; pi < ctx.pipes.size(); ++pi) {
+      const Pipe& p = ctx.pipes[pi];
       if (p.transfer_to >= 0 && p.transfer_warp / 4 == wg.index) {
-        o << "    " << (first ? "if" : "else if") << " (warp == " << p.transfer_warp << "u) {  // transfer for pipe '" << p.name << "'\n"
-          << "      pl_transfer_" << ident(p.name) << "(&args, pl_smem);\n"
+        o << "    " << (first ? "if" : "else if") << " (warp == " << p.transfer_warp << "u) {  // transfer for pipe '"
+          << printable(p.name) << "'\n"
+          << "      " << transfer_name(pi) << "(&args, pl_smem);\n"
           << "    }\n";
         first = false;
       }
+    }
   }
   if (!ctx.warpgroups.empty()) o << "  }\n";
   o << "}\n";
   ctx.result.generated_source = o.str();
   ctx.result.threads = threads;
-  ctx.result.smem_bytes = ctx.smem_bytes;
+  ctx.result.smem_bytes = static_cast<unsigned>(ctx.smem_bytes);  // <= target.max_smem (allocate)
 }
 
 }  // namespace pipelink

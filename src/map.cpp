@@ -1,7 +1,8 @@
 // map — renders the link map: what was allocated to whom. Plain text, fixed column order,
 // deterministic. The "launch" and "param" lines are also what pipelink::Module reads back to
 // launch the kernel, so their format is stable: `launch <kernel> threads <n> smem <bytes>` and
-// `param <name> <type> <slot>`.
+// `param <name> <type> <slot>`. Contract text goes through printable(), so no name, owner or path
+// can start a line of its own.
 #include <iomanip>
 #include <sstream>
 
@@ -12,7 +13,7 @@ namespace pipelink {
 namespace {
 std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
   std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + printable(v[i]);
   return s;
 }
 std::string live_str(const std::vector<std::string>& l) { return l.empty() ? "always" : join(l, "+"); }
@@ -28,13 +29,13 @@ std::string render_map(const LinkContext& ctx) {
 
   o << "\n== inputs\n";
   for (const Instance& in : ctx.instances)
-    o << "  " << std::left << std::setw(20) << in.name << " owner " << std::setw(16) << in.contract->owner << " entry "
-      << std::setw(24) << in.contract->entry << " " << in.contract->path << "\n";
+    o << "  " << std::left << std::setw(20) << printable(in.name) << " owner " << std::setw(16) << printable(in.contract->owner)
+      << " entry " << std::setw(24) << in.contract->entry << " " << printable(in.contract->path) << "\n";
 
   o << "\n== facts  (name = value type: provider; users)\n";
   for (const auto& [name, f] : ctx.facts)
     o << "  " << std::setw(16) << name << " = " << std::setw(8) << f.value << " " << fact_type_name(f.type) << ": "
-      << f.provider->name << " (" << f.provided_at.str() << "); used by "
+      << printable(f.provider->name) << " (" << printable(f.provided_at.str()) << "); used by "
       << (f.users.empty() ? std::string("-") : join(f.users)) << "\n";
 
   o << "\n== shared memory  (" << ctx.smem_bytes << " bytes of " << ctx.target.max_smem << ")\n"
@@ -45,7 +46,7 @@ std::string render_map(const LinkContext& ctx) {
   std::stable_sort(by_off.begin(), by_off.end(), [](const SmemBlock* a, const SmemBlock* b) { return a->offset < b->offset; });
   for (const SmemBlock* b : by_off)
     o << "  " << std::right << std::setw(8) << b->offset << " " << std::setw(8) << b->bytes << " " << std::setw(6) << b->align
-      << "  " << std::left << std::setw(18) << live_str(b->live) << " " << b->owner << " " << b->name << "\n";
+      << "  " << std::left << std::setw(18) << live_str(b->live) << " " << printable(b->owner) << " " << printable(b->name) << "\n";
 
   o << "\n== pipes\n";
   for (const Pipe& p : ctx.pipes) {
@@ -54,23 +55,23 @@ std::string render_map(const LinkContext& ctx) {
     if (p.transfer_from >= 0) prod.push_back("transfer(warp " + std::to_string(ctx.pipes[p.transfer_from].transfer_warp) + ")");
     for (const PipeEnd& e : p.consumers) cons.push_back(ctx.instances[e.instance].name);
     if (p.transfer_to >= 0) cons.push_back("transfer(warp " + std::to_string(p.transfer_warp) + ")");
-    o << "  " << p.name << ": " << p.stages << " stages x " << p.stage_bytes << " bytes at " << p.buffer << "; full@" << p.full
+    o << "  " << printable(p.name) << ": " << p.stages << " stages x " << p.stage_bytes << " bytes at " << p.buffer << "; full@" << p.full
       << " arrivals " << p.full_count << (p.tx ? " + tx" : "") << ", empty@" << p.empty << " arrivals " << p.empty_count << "\n"
       << "    producers: " << join(prod) << "\n    consumers: " << join(cons) << "\n";
     for (const PipeTensor& t : p.tensors)
-      o << "    tensor " << t.name << " " << t.dtype << "[" << t.rows << "x" << t.cols << "] " << t.layout << "/" << t.swizzle
+      o << "    tensor " << printable(t.name) << " " << t.dtype << "[" << t.rows << "x" << t.cols << "] " << t.layout << "/" << t.swizzle
         << " at +" << t.offset << " (" << t.bytes() << " bytes)\n";
   }
 
   o << "\n== named barriers  (id 0 = __syncthreads)\n";
   for (const BarrierSlot& b : ctx.barriers)
-    o << "  id " << std::right << std::setw(2) << b.id << "  threads " << std::setw(4) << b.threads << "  " << b.owner << " "
-      << b.name << "\n";
+    o << "  id " << std::right << std::setw(2) << b.id << "  threads " << std::setw(4) << b.threads << "  " << printable(b.owner) << " "
+      << printable(b.name) << "\n";
 
   o << "\n== mbarriers\n";
   for (const MbarSlot& m : ctx.mbarriers)
     o << "  @" << std::left << std::setw(7) << m.offset << " x" << std::setw(3) << m.count << " arrivals " << std::setw(5)
-      << m.arrivals << " " << m.owner << " " << m.name << "\n";
+      << m.arrivals << " " << printable(m.owner) << " " << printable(m.name) << "\n";
 
   o << "\n== warps and registers\n";
   for (const WarpGroup& wg : ctx.warpgroups) {
@@ -81,11 +82,11 @@ std::string render_map(const LinkContext& ctx) {
     o << "\n";
     for (int i : wg.instances) {
       const Instance& in = ctx.instances[i];
-      o << "    warps " << in.warp_base << "-" << in.warp_base + in.warps - 1 << "  " << in.name << "\n";
+      o << "    warps " << in.warp_base << "-" << in.warp_base + in.warps - 1 << "  " << printable(in.name) << "\n";
     }
     for (const Pipe& p : ctx.pipes)
       if (p.transfer_to >= 0 && p.transfer_warp / 4 == wg.index)
-        o << "    warp " << p.transfer_warp << "  transfer for pipe " << p.name << "\n";
+        o << "    warp " << p.transfer_warp << "  transfer for pipe " << printable(p.name) << "\n";
   }
 
   o << "\n== params  (pl::Args slots)\n";

@@ -1,13 +1,16 @@
 // parse_contracts — reads each input contract (TOML) into a Contract and creates one Instance
 // per input occurrence (a contract listed twice is instantiated twice).
 //
-// Does: syntax, field types, unknown keys, expression syntax, enum values; records the file and
-// line of everything for later diagnostics. Does not: evaluate expressions (resolve_facts), or
-// compare contracts with each other (check).
+// Does: syntax, exact field types (no int/float/bool conversions), unknown keys, identifiers
+// (entries, facts, params: they become C++ symbols or map words), expression syntax, enum values;
+// records the file and line of everything for later diagnostics. A contract listed twice is read
+// (and reported) once. Does not: evaluate expressions (resolve_facts), or compare contracts with
+// each other (check).
 #define TOML_HEADER_ONLY 1
 #define TOML_ENABLE_FORMATTERS 0
 #include <toml++/toml.h>
 
+#include <cctype>
 #include <filesystem>
 #include <set>
 
@@ -16,6 +19,15 @@
 namespace pipelink {
 
 namespace {
+
+// A define as the control writes it: `#define NAME VALUE`, so NAME is an identifier and VALUE one
+// line (no control characters, no trailing backslash that would continue it).
+bool valid_define(const std::string& d) {
+  size_t eq = d.find('=');
+  if (!is_identifier(d.substr(0, eq)) || d.back() == '\\') return false;
+  for (char ch : d) if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) return false;
+  return true;
+}
 
 struct Reader {
   LinkContext& ctx;
@@ -43,14 +55,14 @@ struct Reader {
       if (required) err(&t, where + " needs '" + key + "'");
       return dflt;
     }
-    if (auto s = n->value<std::string>()) return *s;
+    if (auto s = n->as_string()) return s->get();
     err(n, where + "." + key + " must be a string");
     return dflt;
   }
   bool boolean(const toml::table& t, const char* key, bool dflt) {
     const toml::node* n = t.get(key);
     if (!n) return dflt;
-    if (auto b = n->value<bool>()) return *b;
+    if (auto b = n->as_boolean()) return b->get();
     err(n, std::string(key) + " must be true or false");
     return dflt;
   }
@@ -58,10 +70,10 @@ struct Reader {
   bool quantity(const toml::node* n, Quantity& q, const std::string& what) {
     q.loc = at(n);
     if (!n) return false;
-    if (auto i = n->value<int64_t>()) { q.expr = Expr::constant(*i); return true; }
-    if (auto s = n->value<std::string>()) {
+    if (auto i = n->as_integer()) { q.expr = Expr::constant(i->get()); return true; }
+    if (auto s = n->as_string()) {
       std::string e;
-      if (!Expr::parse(*s, q.expr, e)) { err(n, what + ": " + e, "expr"); return false; }
+      if (!Expr::parse(s->get(), q.expr, e)) { err(n, what + ": " + e, "expr"); return false; }
       return true;
     }
     err(n, what + " must be an integer or an expression string");
@@ -81,7 +93,7 @@ struct Reader {
   std::optional<int64_t> integer(const toml::table& t, const char* key) {
     const toml::node* n = t.get(key);
     if (!n) return std::nullopt;
-    if (auto i = n->value<int64_t>()) return *i;
+    if (auto i = n->as_integer()) return i->get();
     err(n, std::string(key) + " must be an integer");
     return std::nullopt;
   }
@@ -92,7 +104,7 @@ struct Reader {
     const toml::array* a = n->as_array();
     if (!a) { err(n, std::string(key) + " must be an array of strings"); return out; }
     for (auto&& e : *a) {
-      if (auto s = e.value<std::string>()) out.push_back(*s);
+      if (auto s = e.as_string()) out.push_back(s->get());
       else err(&e, std::string(key) + " must hold strings");
     }
     return out;
@@ -108,34 +120,58 @@ struct Reader {
     }
   }
   std::optional<FactType> fact_type(const toml::node* n) {
-    auto s = n->value<std::string>();
-    if (s) {
-      if (*s == "i32") return FactType::I32;
-      if (*s == "u32") return FactType::U32;
-      if (*s == "i64") return FactType::I64;
-      if (*s == "u64") return FactType::U64;
+    if (auto s = n->as_string()) {
+      if (s->get() == "i32") return FactType::I32;
+      if (s->get() == "u32") return FactType::U32;
+      if (s->get() == "i64") return FactType::I64;
+      if (s->get() == "u64") return FactType::U64;
     }
     err(n, "fact type must be one of i32, u32, i64, u64");
     return std::nullopt;
   }
 
+  // A name that becomes part of a C++ symbol or a word of the map must be an identifier.
+  void identifier(const toml::node* n, const std::string& what, const std::string& name) {
+    if (!name.empty() && !is_identifier(name))
+      err(n, what + " '" + printable(name) + "' is not an identifier ([A-Za-z_][A-Za-z0-9_]*)");
+  }
+  // A root key that must hold a table: present with another type is a type error, not "missing".
+  const toml::table* table(const toml::table& root, const char* key) {
+    const toml::node* n = root.get(key);
+    if (n && !n->is_table()) err(n, std::string("[") + key + "] must be a table");
+    return n ? n->as_table() : nullptr;
+  }
+
   void read(const toml::table& root) {
+    // The component's name first, so every later error (unknown keys too) names it.
+    if (const toml::table* comp = root["component"].as_table())
+      if (auto name = comp->get_as<std::string>("name")) c.name = name->get();
     known_keys(root, "the contract", {"component", "provide", "use", "warps", "smem", "named_barrier", "mbarrier",
                                       "port", "param", "tiles"});
-    const toml::table* comp = root["component"].as_table();
+    const toml::table* comp = table(root, "component");
     if (!comp) {
-      ctx.diags.error("contract-syntax", "missing [component] table", SourceLoc{c.path, 1});
+      if (!root.get("component")) ctx.diags.error("contract-syntax", "missing [component] table", SourceLoc{c.path, 1});
       return;
     }
     c.loc = at(comp);
     known_keys(*comp, "[component]", {"name", "owner", "entry", "object", "source", "instances", "defines"});
-    c.defines = strings(*comp, "defines");
     c.name = str(*comp, "name", "[component]", true);
     c.owner = str(*comp, "owner", "[component]", false, "unknown");
     c.entry = str(*comp, "entry", "[component]", true);
+    identifier(comp->get("entry"), "entry", c.entry);
+    if (c.entry.rfind("pl_", 0) == 0) err(comp->get("entry"), "entry '" + c.entry + "' uses the prefix pl_, which is reserved for generated symbols");
     c.object = str(*comp, "object", "[component]", true);
     c.object_loc = at(comp->get("object"));
     c.source = str(*comp, "source", "[component]", false);
+    for (char ch : c.source)
+      if (ch == '"' || static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) {
+        err(comp->get("source"), "source path holds a quote or a control character");  // it is #included by the control
+        break;
+      }
+    c.defines = strings(*comp, "defines");
+    for (const std::string& d : c.defines)
+      if (!valid_define(d))
+        err(comp->get("defines"), "define '" + printable(d) + "' is not NAME or NAME=VALUE (NAME an identifier, VALUE one line)");
     if (comp->get("instances")) {
       Quantity q;
       if (quantity(*comp, "instances", q, "[component]", true)) c.instances = q;
@@ -146,6 +182,7 @@ struct Reader {
         for (auto&& [k, v] : *pt) {
           FactProvide f;
           f.name = std::string(k.str());
+          identifier(&v, "fact name", f.name);
           if (const toml::table* vt = v.as_table()) {
             known_keys(*vt, "[provide]." + f.name, {"value", "type"});
             quantity(*vt, "value", f.value, "[provide]." + f.name, true);
@@ -166,6 +203,7 @@ struct Reader {
           FactUse u;
           u.name = std::string(k.str());
           u.loc = at(&v);
+          identifier(&v, "fact name", u.name);
           const toml::table* vt = v.as_table();
           if (!vt) { err(&v, "[use]." + u.name + " must be a table of constraints, e.g. {} or { max = 256 }"); continue; }
           known_keys(*vt, "[use]." + u.name, {"min", "max", "multiple_of", "one_of", "type"});
@@ -176,7 +214,7 @@ struct Reader {
           if (const toml::node* on = vt->get("one_of")) {
             if (const toml::array* a = on->as_array()) {
               for (auto&& e : *a) {
-                if (auto i = e.value<int64_t>()) u.one_of.push_back(*i);
+                if (auto i = e.as_integer()) u.one_of.push_back(i->get());
                 else err(&e, "one_of must hold integers");
               }
             } else err(on, "one_of must be an array of integers");
@@ -187,7 +225,7 @@ struct Reader {
       } else err(un, "[use] must be a table");
     }
 
-    if (const toml::table* w = root["warps"].as_table()) {
+    if (const toml::table* w = table(root, "warps")) {
       c.warps_loc = at(w);
       known_keys(*w, "[warps]", {"count", "warpgroup", "registers"});
       quantity(*w, "count", c.warps, "[warps]", true);
@@ -196,7 +234,7 @@ struct Reader {
         Quantity q;
         if (quantity(*w, "registers", q, "[warps]", true)) c.registers = q;
       }
-    } else {
+    } else if (!root.get("warps")) {
       ctx.diags.error("contract-syntax", "component '" + c.name + "': missing [warps] table (a component runs as at least one warp)", c.loc);
     }
 
@@ -207,7 +245,9 @@ struct Reader {
       r.name = str(t, "name", "[[smem]]", true);
       quantity(t, "bytes", r.bytes, "[[smem]]", true);
       r.align = integer(t, "align").value_or(16);
-      if (r.align <= 0 || (r.align & (r.align - 1))) err(t.get("align"), "[[smem]] '" + r.name + "': align must be a power of two");
+      // The dynamic smem base is 1024-byte aligned: a larger alignment could not be honoured.
+      if (r.align <= 0 || r.align > 1024 || (r.align & (r.align - 1)))
+        err(t.get("align"), "[[smem]] '" + r.name + "': align must be a power of two up to 1024");
       r.live = strings(t, "live");
       c.smem.push_back(std::move(r));
     });
@@ -246,10 +286,15 @@ struct Reader {
       else if (arr == "warp") p.arrive = Arrive::Warp;
       else if (arr == "thread") p.arrive = Arrive::Thread;
       else err(t.get("arrive"), "port '" + p.name + "': arrive must be 'one', 'warp' or 'thread'");
+      // With tx completion one thread per instance announces the stage's bytes (arrive.expect_tx):
+      // the full barrier counts one arrival per producer instance.
+      if (p.completion == Completion::Tx && p.arrive != Arrive::One && p.dir == PortDir::Out)
+        err(t.get("arrive"), "port '" + p.name + "': completion = \"tx\" needs arrive = \"one\" (one thread per instance announces the transaction bytes)");
       {
         Quantity q;
         if (quantity(t, "per_tile", q, "[[port]]", false, 1)) p.per_tile = q.expr;
         p.per_tile_loc = q.loc;
+        p.per_tile_declared = t.get("per_tile") != nullptr;
       }
       p.guarantees = strings(t, "guarantees");
       p.requires_ = strings(t, "requires");
@@ -289,6 +334,7 @@ struct Reader {
       p.loc = at(&t);
       known_keys(t, "[[param]]", {"name", "type"});
       p.name = str(t, "name", "[[param]]", true);
+      identifier(t.get("name"), "param name", p.name);  // the map's `param <name> <type> <slot>` line
       std::string ty = str(t, "type", "[[param]]", true);
       static const std::pair<const char*, ParamType> types[] = {{"tensormap", ParamType::TensorMap}, {"ptr", ParamType::Ptr},
                                                                 {"u32", ParamType::U32}, {"i32", ParamType::I32},
@@ -298,7 +344,7 @@ struct Reader {
       if (!ok && !ty.empty()) err(t.get("type"), "param '" + p.name + "': type must be tensormap, ptr, u32, i32, u64 or f32");
       c.params.push_back(std::move(p));
     });
-    if (const toml::table* t = root["tiles"].as_table()) {
+    if (const toml::table* t = table(root, "tiles")) {
       TilesDecl& d = c.tiles;
       d.present = true;
       d.loc = at(t);
@@ -313,21 +359,34 @@ struct Reader {
       }
       auto ext = strings(*t, "extent");
       if (ext.size() != 2) err(t, "[tiles] needs extent = [\"M\", \"N\"] (names of u32 params)");
-      else { d.extent_m = ext[0]; d.extent_n = ext[1]; }
+      else {
+        d.extent_m = ext[0];
+        d.extent_n = ext[1];
+        for (const std::string& e : ext) identifier(t->get("extent"), "[tiles] extent", e);
+      }
     }
   }
 };
 
 }  // namespace
 
+bool is_identifier(const std::string& s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  for (char ch : s)
+    if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '_')) return false;
+  return true;
+}
+
 void parse_contracts(LinkContext& ctx) {
   std::map<std::string, const Contract*> by_path;  // canonical path → contract
+  std::set<std::string> failed;                    // canonical paths already reported
   std::map<const Contract*, unsigned> count;
   std::vector<const Contract*> order;
   for (const std::string& input : ctx.opt.inputs) {
     std::error_code ec;
     std::string canon = std::filesystem::weakly_canonical(input, ec).string();
     if (ec) canon = input;
+    if (failed.count(canon)) continue;  // listed again: its errors are reported once
     auto it = by_path.find(canon);
     const Contract* c = nullptr;
     if (it != by_path.end()) {
@@ -338,6 +397,12 @@ void parse_contracts(LinkContext& ctx) {
       owned->dir = std::filesystem::path(input).parent_path().string();
       if (!std::filesystem::exists(input)) {
         ctx.diags.error("input", "cannot open contract '" + input + "'");
+        failed.insert(canon);
+        continue;
+      }
+      if (std::filesystem::is_directory(input)) {
+        ctx.diags.error("input", "contract '" + input + "' is a directory");
+        failed.insert(canon);
         continue;
       }
       try {
@@ -347,6 +412,7 @@ void parse_contracts(LinkContext& ctx) {
       } catch (const toml::parse_error& e) {
         ctx.diags.error("contract-syntax", std::string(e.description()),
                         SourceLoc{input, static_cast<int>(e.source().begin.line)});
+        failed.insert(canon);
         continue;
       }
       c = owned.get();

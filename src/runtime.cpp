@@ -2,6 +2,7 @@
 // Does not: link or check anything (the linker did), or own the CUDA context.
 #include "pipelink/runtime.h"
 
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -69,28 +70,31 @@ bool Module::fact(const std::string& name, long long& value) const {
 Status Module::slot(const std::string& name, const char* want, Param*& out) {
   auto it = params_.find(name);
   if (it == params_.end()) return Status::error("the linked kernel has no param '" + name + "'");
-  bool word = std::string(want) != "tensormap";
-  bool is_word = it->second.type != "tensormap";
-  if (word != is_word || (std::string(want) == "ptr" && it->second.type != "ptr"))
-    return Status::error("param '" + name + "' is " + it->second.type + ", not " + want);
+  if (it->second.type != want) return Status::error("param '" + name + "' is " + it->second.type + ", not " + want);
   out = &it->second;
   return {};
 }
 
-Status Module::set_ptr(const std::string& name, CUdeviceptr v) {
+Status Module::set_word(const std::string& name, const char* want, unsigned long long word) {
   Param* p = nullptr;
-  if (Status s = slot(name, "ptr", p); !s) return s;
-  args_.word[p->slot] = static_cast<unsigned long long>(v);
+  if (Status s = slot(name, want, p); !s) return s;
+  args_.word[p->slot] = word;
   p->set = true;
   return {};
 }
 
-Status Module::set_u32(const std::string& name, unsigned v) {
-  Param* p = nullptr;
-  if (Status s = slot(name, "u32", p); !s) return s;
-  args_.word[p->slot] = v;
-  p->set = true;
-  return {};
+Status Module::set_ptr(const std::string& name, CUdeviceptr v) {
+  return set_word(name, "ptr", static_cast<unsigned long long>(v));
+}
+Status Module::set_u32(const std::string& name, unsigned v) { return set_word(name, "u32", v); }
+Status Module::set_i32(const std::string& name, int v) {
+  return set_word(name, "i32", static_cast<unsigned long long>(static_cast<long long>(v)));
+}
+Status Module::set_u64(const std::string& name, unsigned long long v) { return set_word(name, "u64", v); }
+Status Module::set_f32(const std::string& name, float v) {
+  unsigned bits = 0;
+  std::memcpy(&bits, &v, sizeof bits);
+  return set_word(name, "f32", bits);
 }
 
 Status Module::set_tensormap(const std::string& name, const CUtensorMap& m) {

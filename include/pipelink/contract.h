@@ -84,9 +84,11 @@ struct PortDecl {
   std::vector<std::string> guarantees, requires_;
   std::vector<TensorDecl> tensors;
   // Stages per tile, an expression over facts and u32 params (e.g. "ceil_div(K, tile_k)").
-  // Only a generated transfer needs it, to know how many stages to move per tile.
+  // Only a generated transfer needs it, to know how many stages to move per tile; a producer
+  // whose pipe gets a transfer must declare it (per_tile_declared).
   Expr per_tile;
   SourceLoc per_tile_loc;
+  bool per_tile_declared = false;
   SourceLoc loc;
 };
 

@@ -2,7 +2,7 @@
 //
 //   pipelink::Module m;
 //   if (auto s = m.load("gemm.cubin", "gemm.map"); !s) { ...s.message... }
-//   m.set_tensormap("a_map", map_a); m.set_ptr("C", dC); m.set_u32("M", M); ...
+//   m.set_tensormap("a_map", map_a); m.set_ptr("C", dC); m.set_u32("M", M); m.set_f32("alpha", 1.f); ...
 //   if (auto s = m.launch(grid, stream); !s) ...
 //
 // The map's `launch` and `param` lines give the kernel name, block size, dynamic shared memory
@@ -42,8 +42,13 @@ class Module {
 
   Status load(const std::string& cubin_path, const std::string& map_path);
 
+  // Each setter takes only a parameter of its own type (the map's `param` line): set_u32 on an
+  // i32 or ptr parameter is an error, not a silent reinterpretation.
   Status set_ptr(const std::string& name, CUdeviceptr p);
   Status set_u32(const std::string& name, unsigned v);
+  Status set_i32(const std::string& name, int v);            // the word holds v sign-extended
+  Status set_u64(const std::string& name, unsigned long long v);
+  Status set_f32(const std::string& name, float v);          // the word's low 32 bits hold v's bits
   Status set_tensormap(const std::string& name, const CUtensorMap& m);
   // Launches `grid` blocks of threads() threads with smem_bytes() of dynamic shared memory.
   Status launch(unsigned grid, CUstream stream = nullptr);
@@ -59,6 +64,7 @@ class Module {
  private:
   struct Param { std::string type; unsigned slot; bool set = false; };
   Status slot(const std::string& name, const char* want, Param*& out);
+  Status set_word(const std::string& name, const char* want, unsigned long long word);
 
   CUmodule mod_ = nullptr;
   CUfunction fn_ = nullptr;

@@ -17,7 +17,8 @@ extern "C" __device__ void mma_consumer_main(const pl::Ctx&);  // mma_consumer (
 extern "C" __device__ void tile_writer_main(const pl::Ctx&);  // tile_writer (epilogue-team)
 
 // ---- per-instance slots (offsets relative to the dynamic smem base) ----
-__device__ const pl::Slots pl_slots_tma_loader = {
+// tma_loader
+__device__ const pl::Slots pl_slots_0 = {
     {0, 0, 0, 0, 0, 0, 0, 0},  // smem
     {0, 0, 0, 0},  // named barrier ids
     {0, 0, 0, 0},  // named barrier threads
@@ -28,7 +29,8 @@ __device__ const pl::Slots pl_slots_tma_loader = {
      {}},
     {0, 1, 0, 0, 0, 0, 0, 0},  // param slots
     0, 1, 0, 1};  // warps [0, 1), instance 0 of 1
-__device__ const pl::Slots pl_slots_mma_consumer_0 = {
+// mma_consumer#0
+__device__ const pl::Slots pl_slots_1 = {
     {0, 0, 0, 0, 0, 0, 0, 0},  // smem
     {1, 0, 0, 0},  // named barrier ids
     {128, 0, 0, 0},  // named barrier threads
@@ -39,7 +41,8 @@ __device__ const pl::Slots pl_slots_mma_consumer_0 = {
      {}},
     {0, 0, 0, 0, 0, 0, 0, 0},  // param slots
     4, 4, 0, 2};  // warps [4, 8), instance 0 of 2
-__device__ const pl::Slots pl_slots_mma_consumer_1 = {
+// mma_consumer#1
+__device__ const pl::Slots pl_slots_2 = {
     {0, 0, 0, 0, 0, 0, 0, 0},  // smem
     {2, 0, 0, 0},  // named barrier ids
     {128, 0, 0, 0},  // named barrier threads
@@ -50,7 +53,8 @@ __device__ const pl::Slots pl_slots_mma_consumer_1 = {
      {}},
     {0, 0, 0, 0, 0, 0, 0, 0},  // param slots
     8, 4, 1, 2};  // warps [8, 12), instance 1 of 2
-__device__ const pl::Slots pl_slots_tile_writer = {
+// tile_writer
+__device__ const pl::Slots pl_slots_3 = {
     {0, 0, 0, 0, 0, 0, 0, 0},  // smem
     {0, 0, 0, 0},  // named barrier ids
     {0, 0, 0, 0},  // named barrier threads
@@ -97,23 +101,23 @@ extern "C" __global__ void __launch_bounds__(384, 1) pipelink_kernel(const __gri
   if (warp < 4u) {  // warpgroup 0
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
     if (warp < 1u) {  // tma_loader
-      ctx.slots = &pl_slots_tma_loader;
+      ctx.slots = &pl_slots_0;
       tma_loader_main(ctx);
     }
     else if (warp >= 1u && warp < 3u) {  // tile_writer
-      ctx.slots = &pl_slots_tile_writer;
+      ctx.slots = &pl_slots_3;
       tile_writer_main(ctx);
     }
   } else if (warp < 8u) {  // warpgroup 1
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
     if (warp >= 4u && warp < 8u) {  // mma_consumer#0
-      ctx.slots = &pl_slots_mma_consumer_0;
+      ctx.slots = &pl_slots_1;
       mma_consumer_main(ctx);
     }
   } else if (warp < 12u) {  // warpgroup 2
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
     if (warp >= 8u && warp < 12u) {  // mma_consumer#1
-      ctx.slots = &pl_slots_mma_consumer_1;
+      ctx.slots = &pl_slots_2;
       mma_consumer_main(ctx);
     }
   }

@@ -58,6 +58,62 @@ TEST(Expr, Errors) {
   EXPECT_FALSE(eval("1 2", &err));
 }
 
+// INT64_MIN / -1 and INT64_MIN % -1 trap on x86 (SIGFPE); they must come back as values or errors.
+TEST(Expr, DivisionEdgeCases) {
+  const std::string min = "(-9223372036854775807 - 1)";
+  std::string err;
+  EXPECT_FALSE(eval(min + " / -1", &err));
+  EXPECT_EQ(err, "integer overflow");
+  EXPECT_EQ(eval(min + " % -1", &err), 0);
+  EXPECT_EQ(eval("7 % -1"), 0);
+  EXPECT_EQ(eval(min + " / 1"), INT64_MIN);
+  EXPECT_EQ(eval("-7 / 2"), -3);
+  EXPECT_EQ(eval("-7 % 2"), -1);
+  EXPECT_FALSE(eval("5 % zero", &err));
+  EXPECT_EQ(err, "division by zero");
+}
+
+TEST(Expr, NegationOverflow) {
+  std::string err;
+  EXPECT_EQ(eval("-9223372036854775807"), -INT64_MAX);
+  EXPECT_FALSE(eval("-(-9223372036854775807 - 1)", &err));
+  EXPECT_EQ(err, "integer overflow");
+  EXPECT_FALSE(eval("9223372036854775808", &err));
+  EXPECT_NE(err.find("integer too large"), std::string::npos) << err;
+}
+
+TEST(Expr, CeilDivAndAlignUp) {
+  std::string err;
+  EXPECT_EQ(eval("ceil_div(0, 64)"), 0);
+  EXPECT_EQ(eval("ceil_div(64, 64)"), 1);
+  EXPECT_EQ(eval("ceil_div(65, 64)"), 2);
+  EXPECT_EQ(eval("ceil_div(-5, 4)"), -1);  // rounds up: -1.25 -> -1
+  EXPECT_EQ(eval("align_up(-5, 4)"), -4);
+  EXPECT_EQ(eval("align_up(128, 128)"), 128);
+  // No intermediate a + b - 1: the largest values round without overflowing.
+  EXPECT_EQ(eval("ceil_div(9223372036854775807, 2)"), 4611686018427387904);
+  EXPECT_EQ(eval("ceil_div(9223372036854775807, 9223372036854775807)"), 1);
+  EXPECT_FALSE(eval("align_up(9223372036854775807, 2)", &err));
+  EXPECT_EQ(err, "integer overflow");
+  EXPECT_FALSE(eval("ceil_div(100, -7)", &err));
+  EXPECT_EQ(err, "ceil_div needs a positive divisor");
+  EXPECT_FALSE(eval("ceil_div(100, zero)", &err));
+  EXPECT_EQ(err, "ceil_div needs a positive divisor");
+  EXPECT_FALSE(eval("align_up(100, -64)", &err));
+  EXPECT_EQ(err, "align_up needs a positive alignment");
+  EXPECT_FALSE(eval("align_up(100, 0)", &err));
+  EXPECT_EQ(err, "align_up needs a positive alignment");
+}
+
+TEST(Expr, NestingLimit) {
+  std::string err;
+  EXPECT_EQ(eval(std::string(150, '(') + "1" + std::string(150, ')')), 1);
+  EXPECT_FALSE(eval(std::string(100000, '(') + "1" + std::string(100000, ')'), &err));
+  EXPECT_NE(err.find("nests too deeply"), std::string::npos) << err.substr(0, 80);
+  EXPECT_FALSE(eval(std::string(100000, '-') + "1", &err));
+  EXPECT_NE(err.find("nests too deeply"), std::string::npos) << err.substr(0, 80);
+}
+
 TEST(Expr, Names) {
   Expr e;
   std::string err;
@@ -70,5 +126,5 @@ TEST(Expr, ToCpp) {
   std::string err;
   ASSERT_TRUE(Expr::parse("ceil_div(K, tile_k)", e, err));
   EXPECT_EQ(e.to_cpp([](const std::string& n) { return "x_" + n; }),
-            "(((long long)(x_K) + (long long)(x_tile_k) - 1) / (long long)(x_tile_k))");
+            "((long long)(x_K) / (long long)(x_tile_k) + ((long long)(x_K) % (long long)(x_tile_k) > 0 ? 1 : 0))");
 }

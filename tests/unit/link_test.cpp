@@ -8,6 +8,7 @@
 #include <regex>
 #include <sstream>
 
+#include "context.h"  // printable, is_identifier
 #include "pipelink/pipelink.h"
 
 namespace {
@@ -142,11 +143,38 @@ TEST(ExampleLink, MapGolden) { compare_golden(link_example(false, true).map, "te
 
 TEST(ExampleLink, TwoInstancesGetTheirOwnSlots) {
   std::string gen = link_example(false, true).generated_source;
-  // Each instance of mma_consumer has its own slot table, named barrier and warp range.
-  EXPECT_NE(gen.find("pl_slots_mma_consumer_0"), std::string::npos);
-  EXPECT_NE(gen.find("pl_slots_mma_consumer_1"), std::string::npos);
-  EXPECT_NE(gen.find("{1, 0, 0, 0},  // named barrier ids"), std::string::npos);
-  EXPECT_NE(gen.find("{2, 0, 0, 0},  // named barrier ids"), std::string::npos);
+  // Each instance of mma_consumer (inputs 1 and 2) has its own slot table, named barrier and warp
+  // range. Slot symbols are numbered by instance; the instance's name is only a comment.
+  auto table = [&](const std::string& name, const std::string& symbol) {
+    const size_t at = gen.find("// " + name + "\n__device__ const pl::Slots " + symbol + " = {");
+    EXPECT_NE(at, std::string::npos) << symbol;
+    return at == std::string::npos ? std::string() : gen.substr(at, gen.find("};", at) - at);
+  };
+  const std::string a = table("mma_consumer#0", "pl_slots_1"), b = table("mma_consumer#1", "pl_slots_2");
+  EXPECT_NE(a.find("{1, 0, 0, 0},  // named barrier ids"), std::string::npos) << a;
+  EXPECT_NE(b.find("{2, 0, 0, 0},  // named barrier ids"), std::string::npos) << b;
   EXPECT_NE(gen.find("4, 4, 0, 2};  // warps [4, 8), instance 0 of 2"), std::string::npos);
   EXPECT_NE(gen.find("8, 4, 1, 2};  // warps [8, 12), instance 1 of 2"), std::string::npos);
+  EXPECT_NE(gen.find("ctx.slots = &pl_slots_1;\n      mma_consumer_main(ctx);"), std::string::npos);
+  EXPECT_NE(gen.find("ctx.slots = &pl_slots_2;\n      mma_consumer_main(ctx);"), std::string::npos);
+}
+
+// Contract text reaches generated code only inside comments (and the map only as one line).
+TEST(ContractText, PrintableCannotLeaveAComment) {
+  EXPECT_EQ(pipelink::printable("io-team"), "io-team");
+  EXPECT_EQ(pipelink::printable("a\n#error x"), "a\\n#error x");
+  EXPECT_EQ(pipelink::printable("x */ int y; /*"), "x * / int y; /*");
+  EXPECT_EQ(pipelink::printable("tail\\"), "tail\\x5c");  // no trailing backslash: no line continuation
+  EXPECT_EQ(pipelink::printable(std::string("\r\t\x7f", 3)), "\\x0d\\x09\\x7f");
+}
+
+TEST(ContractText, Identifiers) {
+  EXPECT_TRUE(pipelink::is_identifier("tile_m"));
+  EXPECT_TRUE(pipelink::is_identifier("_x0"));
+  EXPECT_FALSE(pipelink::is_identifier(""));
+  EXPECT_FALSE(pipelink::is_identifier("0x"));
+  EXPECT_FALSE(pipelink::is_identifier("tile-m"));
+  EXPECT_FALSE(pipelink::is_identifier("a b"));
+  EXPECT_FALSE(pipelink::is_identifier("x#0"));
+  EXPECT_FALSE(pipelink::is_identifier("caf\xc3\xa9"));
 }

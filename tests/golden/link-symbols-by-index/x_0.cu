@@ -1,0 +1,4 @@
+#include "pipelink/device.cuh"
+PL_COMPONENT(x0_main) {
+  if (threadIdx.x % 32 == 0) ctx.smem[ctx.slots->smem[0]] = 2;
+}
