@@ -318,7 +318,24 @@ void bind_ports(LinkContext& ctx) {
     if (tx.empty()) continue;
     // Transaction bytes are what the copies write: the tensors, not the alignment gaps between
     // them. A stale or padded count leaves the full barrier waiting forever (NVIDIA/cutlass#1748).
-    // Each TMA producer instance announces an equal share, so the share must be exact.
+    // A TMA producer that declares `writes` announces those tensors' bytes; otherwise the TMA
+    // producer instances share every tensor equally, so the share must be exact.
+    std::vector<PipeEnd> shared_tx;
+    for (const PipeEnd& e : tx) {
+      const PortDecl& pd = ctx.instances[e.instance].contract->ports[e.port];
+      if (pd.writes.empty()) { shared_tx.push_back(e); continue; }
+      unsigned same = 0;  // instances of this component on the pipe split its tensors
+      for (const PipeEnd& o : tx) same += ctx.instances[o.instance].contract == ctx.instances[e.instance].contract;
+      int64_t bytes = 0;
+      for (const PipeTensor& t : p.tensors)
+        for (const std::string& w : pd.writes) bytes += t.name == w ? t.bytes() : 0;
+      if (bytes % same != 0)
+        d.error("port-mismatch", "pipe '" + p.name + "': " + std::to_string(bytes) + " bytes cannot be split evenly among " +
+                                     std::to_string(same) + " instances of '" + ctx.instances[e.instance].contract->name + "'", pd.loc);
+      ctx.instances[e.instance].ports[e.port].tx_bytes = bytes / same;
+    }
+    tx = shared_tx;
+    if (tx.empty()) continue;
     int64_t written = 0;
     for (const PipeTensor& t : p.tensors) written += t.bytes();
     const int64_t n = static_cast<int64_t>(tx.size());

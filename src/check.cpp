@@ -227,7 +227,32 @@ void connect_pipes(LinkContext& ctx) {
     const PortDecl& p0 = port(pipe.producers.front());
     const Contract& c0 = *inst(pipe.producers.front()).contract;
     pipe.stages = p0.stages.value;  // its range is check_component's
-    pipe.tx = p0.completion == Completion::Tx;
+    pipe.tx = false;
+    for (const PipeEnd& e : pipe.producers) pipe.tx |= port(e).completion == Completion::Tx;
+    // Several producer components: each tensor of a stage is filled by exactly one of them.
+    {
+      std::map<const Contract*, const PortDecl*> by_component;
+      for (const PipeEnd& e : pipe.producers) by_component.emplace(inst(e).contract, &port(e));
+      if (by_component.size() > 1) {
+        std::map<std::string, const Contract*> writer;
+        for (const auto& [c, pd] : by_component) {
+          if (pd->writes.empty()) {
+            d.error("port-mismatch", "pipe '" + pipe.name + "' has producers from several components; '" + c->name +
+                                         "' must declare the tensors it writes (writes = [...])", pd->loc);
+            continue;
+          }
+          for (const std::string& w : pd->writes) {
+            auto [it, fresh] = writer.emplace(w, c);
+            if (!fresh)
+              d.error("port-mismatch", "pipe '" + pipe.name + "': tensor '" + w + "' is written by both '" + it->second->name +
+                                           "' and '" + c->name + "'", pd->writes_loc);
+          }
+        }
+        for (const TensorDecl& t : p0.tensors)
+          if (!writer.count(t.name) && !writer.empty())
+            d.error("port-mismatch", "pipe '" + pipe.name + "': no producer writes tensor '" + t.name + "'", t.loc);
+      }
+    }
     for (const TensorDecl& t : p0.tensors) pipe.tensors.push_back(view(t));
     std::vector<PipeEnd> ends = pipe.producers;
     ends.insert(ends.end(), pipe.consumers.begin(), pipe.consumers.end());
@@ -245,8 +270,9 @@ void connect_pipes(LinkContext& ctx) {
       if (p.stages.value != pipe.stages && stages_ok(p) && stages_ok(p0))  // out of range: reported already
         mismatch("'" + c.name + "' declares " + std::to_string(p.stages.value) + " stages but '" + c0.name + "' declares " +
                      std::to_string(pipe.stages), p.stages.loc);
-      if (p.dir == PortDir::Out && p.completion != p0.completion)
-        mismatch("producers '" + c0.name + "' and '" + c.name + "' complete stages differently (tx vs arrive)", p.loc);
+      if (p.dir == PortDir::Out && p.completion != p0.completion && (p.writes.empty() || p0.writes.empty()))
+        mismatch("producers '" + c0.name + "' and '" + c.name +
+                     "' complete stages differently (tx vs arrive); declare the tensors each one writes (writes = [...])", p.loc);
       if (p.tensors.size() != p0.tensors.size()) {
         mismatch("'" + c.name + "' expects " + std::to_string(p.tensors.size()) + " tensors per stage, '" + c0.name + "' has " +
                      std::to_string(p0.tensors.size()), p.loc);

@@ -51,7 +51,16 @@ std::string render_map(const LinkContext& ctx) {
   o << "\n== pipes\n";
   for (const Pipe& p : ctx.pipes) {
     std::vector<std::string> prod, cons;
-    for (const PipeEnd& e : p.producers) prod.push_back(ctx.instances[e.instance].name);
+    for (const PipeEnd& e : p.producers) {
+      // Each producer's share of the full barrier: its arrivals, and the bytes it announces.
+      const Instance& in = ctx.instances[e.instance];
+      const PortDecl& pd = in.contract->ports[e.port];
+      std::string share = std::to_string(arrivals_per_instance(pd.arrive, in.warps)) + " arrival";
+      if (arrivals_per_instance(pd.arrive, in.warps) != 1) share += "s";
+      if (pd.completion == Completion::Tx) share += " + " + std::to_string(in.ports[e.port].tx_bytes) + " tx bytes";
+      if (!pd.writes.empty()) share += ", writes " + join(pd.writes, "+");
+      prod.push_back(in.name + " (" + share + ")");
+    }
     if (p.transfer_from >= 0) prod.push_back("transfer(warp " + std::to_string(ctx.pipes[p.transfer_from].transfer_warp) + ")");
     for (const PipeEnd& e : p.consumers) cons.push_back(ctx.instances[e.instance].name);
     if (p.transfer_to >= 0) cons.push_back("transfer(warp " + std::to_string(p.transfer_warp) + ")");

@@ -271,7 +271,7 @@ struct Reader {
     each_table(root, "port", [&](const toml::table& t) {
       PortDecl p;
       p.loc = at(&t);
-      known_keys(t, "[[port]]", {"name", "direction", "stages", "completion", "arrive", "guarantees", "requires", "tensor", "per_tile"});
+      known_keys(t, "[[port]]", {"name", "direction", "stages", "completion", "arrive", "guarantees", "requires", "tensor", "per_tile", "writes"});
       p.name = str(t, "name", "[[port]]", true);
       std::string dir = str(t, "direction", "[[port]]", true);
       if (dir == "out") p.dir = PortDir::Out;
@@ -296,6 +296,10 @@ struct Reader {
         p.per_tile_loc = q.loc;
         p.per_tile_declared = t.get("per_tile") != nullptr;
       }
+      p.writes = strings(t, "writes");
+      p.writes_loc = at(t.get("writes") ? t.get("writes") : &t);
+      if (!p.writes.empty() && p.dir == PortDir::In)
+        err(t.get("writes"), "port '" + p.name + "': only a producer (direction = \"out\") declares the tensors it writes");
       p.guarantees = strings(t, "guarantees");
       p.requires_ = strings(t, "requires");
       each_table(t, "tensor", [&](const toml::table& tt) {
@@ -327,6 +331,11 @@ struct Reader {
         p.tensors.push_back(std::move(d));
       });
       if (p.tensors.empty()) err(&t, "port '" + p.name + "' declares no [[port.tensor]]");
+      for (const std::string& w : p.writes) {
+        bool found = false;
+        for (const TensorDecl& td : p.tensors) found |= td.name == w;
+        if (!found) err(t.get("writes"), "port '" + p.name + "': writes names tensor '" + w + "', which the port does not declare");
+      }
       c.ports.push_back(std::move(p));
     });
     each_table(root, "param", [&](const toml::table& t) {

@@ -83,6 +83,11 @@ struct PortDecl {
   Arrive arrive = Arrive::One;
   std::vector<std::string> guarantees, requires_;
   std::vector<TensorDecl> tensors;
+  // Producers only: the tensors of a stage this component fills (empty = all of them). Several
+  // components can fill one stage, each its own tensors, each with its own completion: e.g. one
+  // gathers activations with cp.async (arrive) while another loads weights with TMA (tx).
+  std::vector<std::string> writes;
+  SourceLoc writes_loc;
   // Stages per tile, an expression over facts and u32 params (e.g. "ceil_div(K, tile_k)").
   // Only a generated transfer needs it, to know how many stages to move per tile; a producer
   // whose pipe gets a transfer must declare it (per_tile_declared).

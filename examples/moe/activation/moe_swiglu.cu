@@ -1,0 +1,58 @@
+// moe_swiglu — activation-team. SwiGLU and the routing-weight scale between the expert gate/up
+// GEMM and the store: h = silu(g) * u * w[row], in fp32, rounded to bf16.
+//
+// Consumer of "acc" (bf16 [tile_m x 2 tile_n]: gate columns, then up columns, of tile_m expert
+// rows), producer of "out" (bf16 [64 x tile_n], tile_m / 64 stages per tile). row_weight[r] is the
+// routing weight of sorted row r (0 for padding rows, whose output is then 0). Scaling here is
+// exact for the layer: the down projection is linear, so w * down(h) = down(w * h).
+#include "pipelink/device.cuh"
+
+PL_FACT_DECL(unsigned, tile_m);
+PL_FACT_DECL(unsigned, tile_n);
+
+namespace moe_swiglu {
+enum : unsigned { kPortAcc = 0, kPortOut = 1 };
+enum : unsigned { kParamRowWeight = 0 };
+constexpr unsigned kOutRows = 64;
+
+__device__ __forceinline__ float lo(unsigned v) { return __uint_as_float(v << 16); }
+__device__ __forceinline__ float hi(unsigned v) { return __uint_as_float(v & 0xFFFF0000u); }
+__device__ __forceinline__ float act(float g, float u, float w) { return __fdividef(g, 1.f + __expf(-g)) * u * w; }
+__device__ __forceinline__ unsigned pack(float l, float h) {
+  unsigned r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(h), "f"(l));
+  return r;
+}
+__device__ __forceinline__ unsigned act2(unsigned g, unsigned u, float w) { return pack(act(lo(g), lo(u), w), act(hi(g), hi(u), w)); }
+}  // namespace moe_swiglu
+
+PL_COMPONENT(moe_swiglu_main) {
+  using namespace moe_swiglu;
+  const unsigned tile_m = PL_FACT(tile_m), tile_n = PL_FACT(tile_n), chunks = tile_n / 8;
+  const float* row_weight = ctx.ptr<const float>(kParamRowWeight);
+  pl::PipeReader in(ctx, kPortAcc);
+  pl::PipeWriter out(ctx, kPortOut);
+  pl::Tile t;
+  for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
+    in.wait();
+    const unsigned char* acc = in.tensor<unsigned char>(ctx, 0);
+    for (unsigned half = 0; half < tile_m / kOutRows; ++half) {
+      out.acquire();
+      uint4* dst = out.tensor<uint4>(ctx, 0);
+      for (unsigned v = ctx.thread(); v < kOutRows * chunks; v += ctx.threads()) {
+        const unsigned row = half * kOutRows + v / chunks, c = v % chunks;
+        const float w = row_weight[t.m * tile_m + row];
+        const uint4 g = *reinterpret_cast<const uint4*>(acc + (row * 2u * tile_n + c * 8u) * 2u);
+        const uint4 u = *reinterpret_cast<const uint4*>(acc + (row * 2u * tile_n + tile_n + c * 8u) * 2u);
+        dst[v] = make_uint4(act2(g.x, u.x, w), act2(g.y, u.y, w), act2(g.z, u.z, w), act2(g.w, u.w, w));
+      }
+      pl::fence_async_shared();  // "out" is read by a TMA store (async proxy)
+      __syncwarp();
+      if ((threadIdx.x & 31u) == 0) out.commit();
+      out.advance();
+    }
+    __syncwarp();
+    if ((threadIdx.x & 31u) == 0) in.release();
+    in.advance();
+  }
+}

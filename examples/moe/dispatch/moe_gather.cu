@@ -1,0 +1,58 @@
+// moe_gather — dispatch-team. Gathers each expert tile's routed token rows of X into the "ab"
+// pipe's A slice (the GEMM's activations), one tile_k-wide K slice per stage.
+//
+// A tile's rows are the expert's sorted rows m0 .. m0 + 127; row_token[m0 + r] is the token whose
+// X row goes there (-1 for padding: zeros). 128 threads copy 16-byte chunks with cp.async,
+// 8 threads per row so each warp instruction reads 4 whole 128-byte row slices, and place them in
+// the 128-byte-swizzled layout wgmma reads (chunk c of row r at r * 128 + (c ^ r % 8) * 16).
+// Each thread's copies arrive on the stage's full mbarrier when they land (cp.async.mbarrier
+// .arrive.noinc): the port declares arrive = "thread" and writes only tensor "a"; the weights
+// come from another producer on the same pipe.
+#include "pipelink/device.cuh"
+
+PL_FACT_DECL(unsigned, tile_k);
+
+namespace moe_gather {
+enum : unsigned { kParamX = 0, kParamRowToken = 1, kParamK = 2 };
+enum : unsigned { kPortAB = 0 };
+enum : unsigned { kTensorA = 0 };
+constexpr unsigned kTileM = 128, kThreads = 128, kRowsPerPass = kThreads / 8, kPasses = kTileM / kRowsPerPass;
+
+__device__ __forceinline__ void cp_async_16(unsigned dst, const void* src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0) : "memory");
+}
+__device__ __forceinline__ void arrive_when_landed(unsigned mbar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(mbar) : "memory");
+}
+}  // namespace moe_gather
+
+PL_COMPONENT(moe_gather_main) {
+  using namespace moe_gather;
+  const unsigned short* X = ctx.ptr<const unsigned short>(kParamX);
+  const int* row_token = ctx.ptr<const int>(kParamRowToken);
+  const unsigned K = ctx.u32(kParamK), tile_k = PL_FACT(tile_k);
+  const unsigned k_tiles = K / tile_k;
+  const unsigned tid = ctx.thread(), chunk = tid % 8, r0 = tid / 8;
+
+  pl::PipeWriter w(ctx, kPortAB);
+  pl::Tile t;
+  for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
+    const unsigned m0 = t.m * kTileM;
+    int token[kPasses];
+#pragma unroll
+    for (unsigned j = 0; j < kPasses; ++j) token[j] = row_token[m0 + r0 + kRowsPerPass * j];
+    for (unsigned kt = 0; kt < k_tiles; ++kt) {
+      w.acquire();
+      const unsigned a = pl::smem_addr(w.tensor<unsigned char>(ctx, kTensorA));
+#pragma unroll
+      for (unsigned j = 0; j < kPasses; ++j) {
+        const unsigned r = r0 + kRowsPerPass * j;
+        const int tok = token[j];
+        const unsigned short* src = X + (tok >= 0 ? size_t(tok) * K : 0) + kt * tile_k + chunk * 8;
+        cp_async_16(a + r * 128u + ((chunk ^ (r & 7u)) << 4), src, tok >= 0);
+      }
+      arrive_when_landed(w.full_bar());
+      w.advance();
+    }
+  }
+}

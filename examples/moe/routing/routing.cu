@@ -1,0 +1,86 @@
+// MoE routing kernels (Qwen3-30B-A3B: 128 experts, top-8, renormalized), a plain CUDA module the
+// host launches before the linked expert kernels. Not a PipeLink component: routing decides how
+// many rows each expert gets, and the linked kernels are launched over the result.
+//
+//   moe_topk     one warp per token: top-8 of the router logits, softmax over the chosen 8
+//                (= the renormalized top-k of the full softmax), and a slot in its expert's list
+//   moe_offsets  one block: each expert's row range, padded to `align` rows; the expert of every
+//                tile_m-row tile; the total row count
+//   moe_scatter  writes each routed (token, k) into its expert's rows: row_token, row_weight;
+//                padding rows keep token -1 and weight 0 (the host clears them first)
+#include <cuda_runtime.h>
+
+extern "C" __global__ void moe_topk(const float* __restrict__ logits, unsigned T, unsigned E, unsigned* __restrict__ counts,
+                                    int* __restrict__ topk_expert, float* __restrict__ topk_weight,
+                                    unsigned* __restrict__ topk_pos) {
+  constexpr unsigned K = 8;
+  const unsigned warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31u;
+  if (warp >= T) return;
+  float v[4];  // E = 128: 4 logits per lane
+#pragma unroll
+  for (unsigned j = 0; j < 4; ++j) v[j] = logits[size_t(warp) * E + lane + 32 * j];
+  float top_v[K];
+  int top_e[K];
+#pragma unroll
+  for (unsigned k = 0; k < K; ++k) {
+    float best = v[0];
+    int be = lane;
+#pragma unroll
+    for (unsigned j = 1; j < 4; ++j)
+      if (v[j] > best) { best = v[j]; be = lane + 32 * j; }
+#pragma unroll
+    for (unsigned off = 16; off > 0; off >>= 1) {
+      const float ov = __shfl_xor_sync(0xffffffffu, best, off);
+      const int oe = __shfl_xor_sync(0xffffffffu, be, off);
+      if (ov > best || (ov == best && oe < be)) { best = ov; be = oe; }
+    }
+    top_v[k] = best;
+    top_e[k] = be;
+    if ((be & 31) == int(lane)) v[be >> 5] = -INFINITY;  // remove it
+  }
+  float sum = 0.f;
+#pragma unroll
+  for (unsigned k = 0; k < K; ++k) sum += __expf(top_v[k] - top_v[0]);
+  if (lane < K) {
+    float w = 0.f;
+    int e = 0;
+#pragma unroll
+    for (unsigned k = 0; k < K; ++k)
+      if (k == lane) { w = __expf(top_v[k] - top_v[0]) / sum; e = top_e[k]; }
+    topk_expert[warp * K + lane] = e;
+    topk_weight[warp * K + lane] = w;
+    topk_pos[warp * K + lane] = atomicAdd(&counts[e], 1u);
+  }
+}
+
+extern "C" __global__ void moe_offsets(const unsigned* __restrict__ counts, unsigned E, unsigned align, unsigned tile_m,
+                                       unsigned* __restrict__ offsets, int* __restrict__ tile_expert, unsigned* __restrict__ total) {
+  __shared__ unsigned padded[1024];
+  for (unsigned e = threadIdx.x; e < E; e += blockDim.x) padded[e] = (counts[e] + align - 1) / align * align;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned acc = 0;
+    for (unsigned e = 0; e < E; ++e) {
+      const unsigned p = padded[e];
+      padded[e] = acc;
+      acc += p;
+    }
+    *total = acc;
+    padded[E] = acc;
+  }
+  __syncthreads();
+  for (unsigned e = threadIdx.x; e < E; e += blockDim.x) {
+    offsets[e] = padded[e];
+    for (unsigned t = padded[e] / tile_m; t < padded[e + 1] / tile_m; ++t) tile_expert[t] = int(e);
+  }
+}
+
+extern "C" __global__ void moe_scatter(unsigned T, const int* __restrict__ topk_expert, const float* __restrict__ topk_weight,
+                                       const unsigned* __restrict__ topk_pos, const unsigned* __restrict__ offsets,
+                                       int* __restrict__ row_token, float* __restrict__ row_weight) {
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= T * 8) return;
+  const unsigned row = offsets[topk_expert[i]] + topk_pos[i];
+  row_token[row] = int(i / 8);
+  row_weight[row] = topk_weight[i];
+}
