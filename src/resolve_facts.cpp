@@ -71,6 +71,7 @@ void resolve_facts(LinkContext& ctx) {
           d.error("expr", "component '" + p.c->name + "': cannot evaluate fact '" + name + "': " + e, p.p->value.loc);
         continue;
       }
+      if (auto ov = ctx.opt.fact_overrides.find(name); ov != ctx.opt.fact_overrides.end()) v = ov->second;  // --set
       if (!fits(p.p->type, *v))
         d.error("fact-type", "component '" + p.c->name + "': fact '" + name + "' = " + std::to_string(*v) +
                                  " does not fit its type " + fact_type_name(p.p->type), p.p->value.loc);

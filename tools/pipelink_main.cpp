@@ -9,6 +9,7 @@
 // A contract listed twice is instantiated twice. Exit status: 0 on success, 1 on any error
 // (and then nothing is written).
 #include <CLI/CLI.hpp>
+#include <fstream>
 #include <iostream>
 
 #include "pipelink/pipelink.h"
@@ -56,6 +57,21 @@ int main(int argc, char** argv) {
   compile->add_option("-o", opt.output, "output .ltoir")->required();
   common(compile);
 
+  // The modified-facts experiment's classic linking (bench/modified_facts): not for normal use.
+  std::vector<std::string> sets;
+  std::string header_out;
+  CLI::App* classic = app.add_subcommand("classic-header", "experiment: bake one component's own copy of the constants");
+  classic->add_option("inputs", opt.inputs, "component contracts (.toml)")->required();
+  classic->add_option("--component", opt.classic_component, "the component whose copy to write")->required();
+  classic->add_option("--set", sets, "FACT=VALUE: what this component believes instead (repeatable)");
+  classic->add_option("-o", header_out, "output header")->required();
+  common(classic);
+  std::vector<std::string> plain_objects;
+  CLI::App* plain = app.add_subcommand("plain-link", "experiment: bare nvJitLink -lto of objects, no contracts or checks");
+  plain->add_option("objects", plain_objects, "LTO-IR / host objects")->required();
+  plain->add_option("-o", opt.output, "output cubin")->required();
+  common(plain);
+
   try {
     app.parse(static_cast<int>(cargs.size()), cargs.data());
   } catch (const CLI::ParseError& e) {
@@ -71,8 +87,25 @@ int main(int argc, char** argv) {
     }
     opt.connect[c.substr(0, eq)] = c.substr(eq + 1);
   }
+  for (const std::string& f : sets) {
+    size_t eq = f.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      std::cerr << "pipelink: error: --set takes FACT=VALUE, got '" << f << "'\n";
+      return 1;
+    }
+    opt.fact_overrides[f.substr(0, eq)] = std::stoll(f.substr(eq + 1));
+  }
   bool ok = false;
-  if (*compile) {
+  if (*classic) {
+    opt.check_only = true;
+    std::string h = pipelink::classic_header(opt, diags);
+    if (!h.empty()) {
+      std::ofstream(header_out) << h;
+      ok = true;
+    }
+  } else if (*plain) {
+    ok = pipelink::plain_link(plain_objects, opt, diags);
+  } else if (*compile) {
     ok = pipelink::compile_component(compile_src, opt, diags);
   } else {
     opt.check_only = static_cast<bool>(*check);

@@ -103,6 +103,7 @@ int main(int argc, char** argv) {
   std::string routing_cubin, util_cubin, json;
   std::vector<unsigned> Ts{512, 4096, 16384};
   unsigned iters = 20;
+  bool check_only = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&] {
@@ -124,6 +125,7 @@ int main(int argc, char** argv) {
     else if (a == "--T") Ts = parse_list(next());
     else if (a == "--iters") iters = std::max(1u, static_cast<unsigned>(std::stoul(next())));
     else if (a == "--json") json = next();
+    else if (a == "--check-only") check_only = true;
     else { std::fprintf(stderr, "unknown argument %s\n", a.c_str()); return 2; }
   }
   if (!gu || !down || routing_cubin.empty() || util_cubin.empty()) {
@@ -146,6 +148,14 @@ int main(int argc, char** argv) {
 
   for (Kernel* k : {gu.get(), down.get(), gu_control.get(), down_control.get()})
     if (k) must(k->mod.load(k->cubin, k->map), k->label);
+  // What the host needs from the gate/up link: the tile width (weight box, column tiles), the
+  // out-stage height (the store's box) and the expert padding (routing).
+  long long gu_tile_n = 128, out_rows = 64, align_ll = kAlign;
+  gu->mod.fact("tile_n", gu_tile_n);
+  gu->mod.fact("out_rows", out_rows);
+  gu->mod.fact("expert_align", align_ll);
+  const unsigned align_rows = static_cast<unsigned>(align_ll);
+  std::printf("gate/up link: tile_n %lld, out_rows %lld, expert_align %u\n", gu_tile_n, out_rows, align_rows);
   CUmodule routing, util;
   CU(cuModuleLoad(&routing, routing_cubin.c_str()));
   CU(cuModuleLoad(&util, util_cubin.c_str()));
@@ -192,7 +202,7 @@ int main(int argc, char** argv) {
   bool all_ok = true;
   for (size_t ti = 0; ti < Ts.size(); ++ti) {
     const unsigned T = Ts[ti];
-    const unsigned max_rows = T * kTopK + kExperts * (kAlign - 1);
+    const unsigned max_rows = T * kTopK + kExperts * (align_rows - 1);
     CUdeviceptr X, logits, counts, topk_e, topk_w, topk_pos, offsets, tile_expert, total, row_token, row_weight, Hm, Y;
     CU(cuMemAlloc(&X, size_t(T) * kHidden * 2));
     CU(cuMemAlloc(&logits, size_t(T) * kExperts * 4));
@@ -235,7 +245,7 @@ int main(int argc, char** argv) {
                         reinterpret_cast<void*>(logits), lc, reinterpret_cast<void*>(logits), lc, &heur.algo,
                         reinterpret_cast<void*>(workspace), ws_bytes, stream));
       CU(cuMemsetD32Async(counts, 0, kExperts, stream));
-      unsigned t = T, e = kExperts, align = kAlign, tm = kTileM;
+      unsigned t = T, e = kExperts, align = align_rows, tm = kTileM;
       void* a1[] = {&logits, &t, &e, &counts, &topk_e, &topk_w, &topk_pos};
       CU(cuLaunchKernel(f_topk, (T * 32 + 255) / 256, 1, 1, 256, 1, 1, 0, stream, a1, nullptr));
       void* a2[] = {&counts, &e, &align, &tm, &offsets, &tile_expert, &total};
@@ -255,9 +265,10 @@ int main(int argc, char** argv) {
         s(k.mod.set_ptr("row_token", row_token));
         s(k.mod.set_ptr("row_weight", row_weight));
         s(k.mod.set_u32("K", kHidden));
-        s(k.mod.set_tensormap("w_map", make_map(Wgu, size_t(kExperts) * 2 * kInter, kHidden, 128, 64, CU_TENSOR_MAP_SWIZZLE_128B)));
-        s(k.mod.set_tensormap("out_map", make_map(Hm, M, kInter, 64, 128, CU_TENSOR_MAP_SWIZZLE_NONE)));
-        s(k.mod.set_u32("n_step", 128));
+        const unsigned tn = static_cast<unsigned>(gu_tile_n);
+        s(k.mod.set_tensormap("w_map", make_map(Wgu, size_t(kExperts) * 2 * kInter, kHidden, tn, 64, CU_TENSOR_MAP_SWIZZLE_128B)));
+        s(k.mod.set_tensormap("out_map", make_map(Hm, M, kInter, static_cast<unsigned>(out_rows), tn, CU_TENSOR_MAP_SWIZZLE_NONE)));
+        s(k.mod.set_u32("n_step", tn));
         s(k.mod.set_u32("b_stride", kInter));
         s(k.mod.set_u32("expert_rows", 2 * kInter));
         s(k.mod.set_u32("N", kInter));
@@ -277,7 +288,8 @@ int main(int argc, char** argv) {
       s(k.mod.set_u32("M", M));
     };
     auto grid_of = [&](unsigned n_tiles) { return std::min<unsigned>(static_cast<unsigned>(sms), (rows_total / kTileM) * n_tiles); };
-    auto run_gu = [&](Kernel& k) { must(k.mod.launch(grid_of(kInter / 128), stream), k.label); };
+    const unsigned gu_n_tiles = static_cast<unsigned>((kInter + gu_tile_n - 1) / gu_tile_n);
+    auto run_gu = [&](Kernel& k) { must(k.mod.launch(grid_of(gu_n_tiles), stream), k.label); };
     auto run_down = [&](Kernel& k) {
       CU(cuMemsetD32Async(Y, 0, size_t(T) * kHidden, stream));
       must(k.mod.launch(grid_of(kHidden / 256), stream), k.label);
@@ -358,6 +370,12 @@ int main(int argc, char** argv) {
       std::printf("  control: Hm rows unwritten %zu, Y rel err %.3e vs CPU double (16 tokens)  %s\n", control.unwritten, control.rel,
                   control.ok ? "OK" : "FAIL");
     all_ok &= linked.ok && (!gu_control || control.ok);
+    if (check_only) {
+      if (js)
+        js << (ti ? "," : "") << "\n    {\"T\": " << T << ", \"rows\": " << rows_total << ", \"rel_err\": " << linked.rel
+           << ", \"unwritten\": " << linked.unwritten << ", \"ok\": " << (linked.ok ? "true" : "false") << "}";
+      continue;
+    }
 
     // ---- timing: the whole layer (route with its host read, gate/up, down), and each kernel ----
     CUevent e0, e1;

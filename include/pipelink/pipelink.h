@@ -7,6 +7,7 @@
 // link() never writes files; write_outputs() does, and only for a successful result.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -25,6 +26,8 @@ struct LinkOptions {
   std::vector<std::string> include_dirs;  // for the generated unit and the control (-I)
   std::vector<std::string> defines;       // -D, passed to the generated unit and the control
   std::map<std::string, std::string> connect;  // --connect PORT=PIPE: ports named PORT join pipe PIPE
+  std::map<std::string, int64_t> fact_overrides;  // --set FACT=VALUE (classic-header: a component's belief)
+  std::string classic_component;                  // classic-header: the component whose header to write
   bool check_only = false;          // stop after checks and allocation
   bool control = false;             // build the monolithic control instead of linking objects
   bool emit_ptx = false;            // keep the linked PTX in the result (always kept with save_temps)
@@ -53,6 +56,16 @@ bool write_outputs(const LinkOptions& options, const LinkResult& result, Diagnos
 // Compiles one component source to LTO-IR with NVRTC (what `pipelink compile` does), writing
 // options.output. Uses options.arch, include_dirs and defines.
 bool compile_component(const std::string& source_path, const LinkOptions& options, Diagnostics& diags);
+
+// The modified-facts experiment's "classic linking": a header that bakes one component's own
+// copy of the facts and of its slot tables (as hand-written code would hard-code them), for a
+// component built with -DPL_CLASSIC -DPL_CLASSIC_HEADER='"file"'. Runs the passes up to generate
+// with options.fact_overrides as the component's belief. Not part of a normal link.
+std::string classic_header(const LinkOptions& options, Diagnostics& diags);
+
+// Links objects with plain nvJitLink -lto and nothing else: no contracts, no checks (the
+// experiment's classic linking). Writes options.output.
+bool plain_link(const std::vector<std::string>& objects, const LinkOptions& options, Diagnostics& diags);
 
 // Where the linker looks for pipelink/device.cuh when compiling the generated unit.
 std::string default_include_dir();

@@ -2,7 +2,8 @@
 // GEMM and the store: h = silu(g) * u * w[row], in fp32, rounded to bf16.
 //
 // Consumer of "acc" (bf16 [tile_m x 2 tile_n]: gate columns, then up columns, of tile_m expert
-// rows), producer of "out" (bf16 [64 x tile_n], tile_m / 64 stages per tile). row_weight[r] is the
+// rows), producer of "out" (bf16 [out_rows x tile_n], tile_m / out_rows stages per tile; the stage
+// height is read from the port, a link-time value). row_weight[r] is the
 // routing weight of sorted row r (0 for padding rows, whose output is then 0). Scaling here is
 // exact for the layer: the down projection is linear, so w * down(h) = down(w * h).
 #include "pipelink/device.cuh"
@@ -13,7 +14,6 @@ PL_FACT_DECL(unsigned, tile_n);
 namespace moe_swiglu {
 enum : unsigned { kPortAcc = 0, kPortOut = 1 };
 enum : unsigned { kParamRowWeight = 0 };
-constexpr unsigned kOutRows = 64;
 
 __device__ __forceinline__ float lo(unsigned v) { return __uint_as_float(v << 16); }
 __device__ __forceinline__ float hi(unsigned v) { return __uint_as_float(v & 0xFFFF0000u); }
@@ -32,15 +32,16 @@ PL_COMPONENT(moe_swiglu_main) {
   const float* row_weight = ctx.ptr<const float>(kParamRowWeight);
   pl::PipeReader in(ctx, kPortAcc);
   pl::PipeWriter out(ctx, kPortOut);
+  const unsigned out_rows = out.p->rows[0];
   pl::Tile t;
   for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
     in.wait();
     const unsigned char* acc = in.tensor<unsigned char>(ctx, 0);
-    for (unsigned half = 0; half < tile_m / kOutRows; ++half) {
+    for (unsigned part = 0; part < tile_m / out_rows; ++part) {
       out.acquire();
       uint4* dst = out.tensor<uint4>(ctx, 0);
-      for (unsigned v = ctx.thread(); v < kOutRows * chunks; v += ctx.threads()) {
-        const unsigned row = half * kOutRows + v / chunks, c = v % chunks;
+      for (unsigned v = ctx.thread(); v < out_rows * chunks; v += ctx.threads()) {
+        const unsigned row = part * out_rows + v / chunks, c = v % chunks;
         const float w = row_weight[t.m * tile_m + row];
         const uint4 g = *reinterpret_cast<const uint4*>(acc + (row * 2u * tile_n + c * 8u) * 2u);
         const uint4 u = *reinterpret_cast<const uint4*>(acc + (row * 2u * tile_n + tile_n + c * 8u) * 2u);

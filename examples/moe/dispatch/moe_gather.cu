@@ -16,7 +16,10 @@ namespace moe_gather {
 enum : unsigned { kParamX = 0, kParamRowToken = 1, kParamK = 2 };
 enum : unsigned { kPortAB = 0 };
 enum : unsigned { kTensorA = 0 };
-constexpr unsigned kTileM = 128, kThreads = 128, kRowsPerPass = kThreads / 8, kPasses = kTileM / kRowsPerPass;
+#ifndef GATHER_WARPS
+#define GATHER_WARPS 4  // compiled in (register array sizes); the contract's [warps] count must agree
+#endif
+constexpr unsigned kTileM = 128, kThreads = 32 * GATHER_WARPS, kRowsPerPass = kThreads / 8, kPasses = kTileM / kRowsPerPass;
 
 __device__ __forceinline__ void cp_async_16(unsigned dst, const void* src, bool valid) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0) : "memory");
