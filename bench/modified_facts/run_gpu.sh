@@ -27,14 +27,21 @@ for D in "$E"/*/; do
     finished=yes; note=""
     if [ $rc -eq 124 ]; then finished="no (hung: killed after 60 s)"
     elif grep -q "mbarrier wait timed out" "$W/run.log"; then finished="no (hung: pipe wait trapped)"; note=$(grep -m1 "mbarrier wait timed out" "$W/run.log")
-    elif [ $rc -eq 2 ]; then finished="no (CUDA error)"; note=$(grep -m1 -iE "error|failed" "$W/run.log")
+    elif grep -q "CUDA_ERROR_LAUNCH_FAILED" "$W/run.log"; then
+      # The only trap in these kernels is PL_CHECKED's bounded pipe wait (its printf is lost with
+      # the context); an out-of-bounds access would be CUDA_ERROR_ILLEGAL_ADDRESS instead.
+      finished="no (hung: a pipe wait trapped)"
+    elif [ $rc -eq 2 ]; then finished="no (CUDA error)"; note=$(grep -m1 -iE "CUDA_ERROR[A-Z_]*" -o "$W/run.log")
     fi
     unwritten=$(python3 -c "import json;r=json.load(open('$W/check.json'))['results'][0];print(r['unwritten'])" 2>/dev/null || echo -)
-    rel=$(python3 -c "import json;r=json.load(open('$W/check.json'))['results'][0];print('%.2e'%r['rel_err'])" 2>/dev/null || echo -)
+    rel=$(python3 -c "import json;r=json.load(open('$W/check.json'))['results'][0];print('NaN' if r['rel_err'] is None else '%.2e'%r['rel_err'])" 2>/dev/null || echo -)
     ok=$(python3 -c "import json;r=json.load(open('$W/check.json'))['results'][0];print('correct' if r['ok'] else 'wrong')" 2>/dev/null || echo "no result")
     rows+=("$c|$way|$(cat "$D/expected")|linked|$finished|$unwritten|$rel|$ok ${note//|//}")
     echo "$c $way: rc $rc, finished $finished, unwritten $unwritten, rel err $rel, $ok"
   done
 done
 printf '%s\n' "${rows[@]}" >"$RES/modified_facts.tsv"
+# Every run's log, in one archive (the device tool brings back few files).
+tar czf "$RES/modified_facts_logs.tgz" -C "$E" $(cd "$E" && ls -d */*/run.log 2>/dev/null)
 python3 bench/modified_facts/report.py "$RES/modified_facts.tsv" "$RES/modified_facts.md" "$RES/modified_facts.json"
+if [ -n "${OUT:-}" ]; then mkdir -p "$OUT/bench/results" && cp "$RES"/modified_facts* "$OUT/bench/results/"; fi

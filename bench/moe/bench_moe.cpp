@@ -372,7 +372,8 @@ int main(int argc, char** argv) {
     all_ok &= linked.ok && (!gu_control || control.ok);
     if (check_only) {
       if (js)
-        js << (ti ? "," : "") << "\n    {\"T\": " << T << ", \"rows\": " << rows_total << ", \"rel_err\": " << linked.rel
+        js << (ti ? "," : "") << "\n    {\"T\": " << T << ", \"rows\": " << rows_total << ", \"rel_err\": "
+           << (std::isfinite(linked.rel) ? std::to_string(linked.rel) : std::string("null"))
            << ", \"unwritten\": " << linked.unwritten << ", \"ok\": " << (linked.ok ? "true" : "false") << "}";
       continue;
     }
