@@ -84,8 +84,8 @@ void emit_transfer(const LinkContext& ctx, size_t from_index, std::ostringstream
     << "    if (n < 1) asm volatile(\"trap;\");  // per_tile must be at least 1\n"
     << "#endif\n"
     << "    for (long long s = 0; s < n; ++s) {\n"
-    << "      pl::mbar_wait(base + " << from.full << "u + 8u * rs, rp);\n"
-    << "      pl::mbar_wait(base + " << to.empty << "u + 8u * ws, wp ^ 1u);\n"
+    << "      pl::mbar_wait(base + " << from.full << "u + 8u * rs, rp, " << from_index << "u, rs, \"full\");\n"
+    << "      pl::mbar_wait(base + " << to.empty << "u + 8u * ws, wp ^ 1u, " << from.transfer_to << "u, ws, \"empty\");\n"
     << "      const unsigned char* src = smem + " << from.buffer << "u + rs * " << from.stage_bytes << "u;\n"
     << "      unsigned char* dst = smem + " << to.buffer << "u + ws * " << to.stage_bytes << "u;\n";
   for (size_t k = 0; k < from.tensors.size(); ++k) {
@@ -144,6 +144,16 @@ void generate(LinkContext& ctx) {
   for (const auto& [name, f] : ctx.facts)
     o << "extern \"C\" __device__ const " << c_type(f.type) << " pl_fact_" << name << " = " << f.value << ";  // provided by "
       << printable(f.provider->name) << "\n";
+  o << "#ifdef PL_CHECKED\n// Checked builds: pipe names for timed-out waits, and the flag that drains the kernel after one.\n"
+    << "extern \"C\" __device__ const char* const pl_pipe_names[] = {";
+  for (size_t i = 0; i < ctx.pipes.size(); ++i) {
+    std::string lit;  // a C string literal: printable, and no quote
+    for (char ch : printable(ctx.pipes[i].name)) lit += ch == '"' ? std::string("\\\"") : std::string(1, ch);
+    o << (i ? ", " : "") << "\"" << lit << "\"";
+  }
+  if (ctx.pipes.empty()) o << "\"\"";
+  o << "};\nextern \"C\" __device__ unsigned pl_abort = 0;\n"
+    << "extern \"C\" __device__ unsigned long long pl_checked_report = 0;  // set by pipelink::Module\n#endif\n";
   o << "\n// ---- component entries ----\n";
   {
     std::vector<std::string> seen;
@@ -180,7 +190,8 @@ void generate(LinkContext& ctx) {
         std::vector<int64_t> offs, rows, cols;
         for (const PipeTensor& t : tv) { offs.push_back(t.offset); rows.push_back(t.rows); cols.push_back(t.cols); }
         o << "{" << p.buffer << ", " << p.stage_bytes << ", " << p.stages << ", " << p.full << ", " << p.empty << ", " << b.tx_bytes
-          << ", " << list(offs, 4) << ", " << list(rows, 4) << ", " << list(cols, 4) << ", " << b.part << ", " << b.parts
+          << ", " << list(offs, 4) << ", " << list(rows, 4) << ", " << list(cols, 4) << ", " << b.part << ", " << b.parts << ", "
+          << b.pipe
           << "}  /* port '" << printable(c.ports[k].name) << "' -> pipe '" << printable(p.name) << "' */";
       } else {
         o << "{}";

@@ -3,6 +3,7 @@
 #include "pipelink/runtime.h"
 
 #include <cstring>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -19,12 +20,22 @@ std::string cu_error(CUresult r, const char* what) {
 
 Module::~Module() {
   if (mod_) cuModuleUnload(mod_);
+  if (report_) cuMemFreeHost(const_cast<unsigned*>(report_));
+}
+
+std::string Module::checked_report() const {
+  if (!report_ || report_[0] == 0) return {};
+  const unsigned pipe = report_[1];
+  const std::string name = pipe < pipes_.size() ? pipes_[pipe] : "?";
+  return "pipe wait timed out: pipe '" + name + "' " + (report_[4] ? "empty" : "full") + " barrier, stage " +
+         std::to_string(report_[2]) + ", phase parity " + std::to_string(report_[3]) + " (block " + std::to_string(report_[5]) +
+         ", thread " + std::to_string(report_[6]) + ")";
 }
 
 Status Module::load(const std::string& cubin_path, const std::string& map_path) {
   std::ifstream mf(map_path);
   if (!mf) return Status::error("cannot open map '" + map_path + "'");
-  bool in_facts = false;
+  bool in_facts = false, in_pipes = false;
   for (std::string line; std::getline(mf, line);) {
     std::istringstream ls(line);
     std::string word;
@@ -33,6 +44,9 @@ Status Module::load(const std::string& cubin_path, const std::string& map_path) 
       std::string section;
       ls >> section;
       in_facts = section == "facts";
+      in_pipes = section == "pipes";
+    } else if (in_pipes && line.size() > 2 && line[0] == ' ' && line[1] == ' ' && line[2] != ' ') {
+      pipes_.push_back(word.substr(0, word.size() - 1));  // "  ab: 3 stages ..."
     } else if (in_facts && !word.empty()) {
       std::string eq;
       long long v = 0;
@@ -54,6 +68,21 @@ Status Module::load(const std::string& cubin_path, const std::string& map_path) 
   if (CUresult r = cuModuleLoadData(&mod_, image.data()); r != CUDA_SUCCESS) return Status::error(cu_error(r, "cuModuleLoadData"));
   if (CUresult r = cuModuleGetFunction(&fn_, mod_, kernel_.c_str()); r != CUDA_SUCCESS)
     return Status::error(cu_error(r, ("cuModuleGetFunction(" + kernel_ + ")").c_str()));
+  // A checked kernel reports its first timed-out pipe wait into host-mapped memory.
+  CUdeviceptr report_sym = 0;
+  size_t report_size = 0;
+  if (cuModuleGetGlobal(&report_sym, &report_size, mod_, "pl_checked_report") == CUDA_SUCCESS && report_size == 8) {
+    void* host = nullptr;
+    if (CUresult r = cuMemHostAlloc(&host, 64, CU_MEMHOSTALLOC_DEVICEMAP); r != CUDA_SUCCESS)
+      return Status::error(cu_error(r, "cuMemHostAlloc(checked report)"));
+    std::memset(host, 0, 64);
+    report_ = static_cast<volatile unsigned*>(host);
+    CUdeviceptr dev = 0;
+    if (CUresult r = cuMemHostGetDevicePointer(&dev, host, 0); r != CUDA_SUCCESS)
+      return Status::error(cu_error(r, "cuMemHostGetDevicePointer(checked report)"));
+    unsigned long long v = dev;
+    if (CUresult r = cuMemcpyHtoD(report_sym, &v, 8); r != CUDA_SUCCESS) return Status::error(cu_error(r, "set pl_checked_report"));
+  }
   if (CUresult r = cuFuncSetAttribute(fn_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem_));
       r != CUDA_SUCCESS)
     return Status::error(cu_error(r, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)"));

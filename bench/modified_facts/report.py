@@ -13,9 +13,10 @@ json.dump(rows, open(js, "w"), indent=1)
 with open(md, "w") as o:
     o.write("# Modified facts: one owner changes one constant, only its component is rebuilt\n\n"
             "MoE gate/up kernel (Qwen3-30B-A3B experts, T = 4096 tokens), every component built with PL_CHECKED "
-            "(pipe waits trap instead of hanging). *classic*: each component carries its own compile-time copy of "
+            "(a pipe wait that cannot complete times out, reports its pipe, stage and phase, and the kernel drains; "
+            "each run also under a 60 s host timeout). *classic*: each component carries its own compile-time copy of "
             "the constants and the layout derived from them, linked by bare nvJitLink. *PipeLink*: the changed "
-            "contract and object, relinked. Unwritten = NaN rows of the poisoned intermediate; rel err = Y rows of "
+            "contract and object, relinked. Unwritten = NaN elements of the poisoned intermediate; rel err = Y rows of "
             "16 tokens against a CPU double-precision reference.\n\n"
             "| case | way | links | finishes | unwritten | rel err | result |\n|---|---|---|---|---:|---:|---|\n")
     for r in rows:

@@ -26,12 +26,10 @@ for D in "$E"/*/; do
     rc=$?
     finished=yes; note=""
     if [ $rc -eq 124 ]; then finished="no (hung: killed after 60 s)"
-    elif grep -q "mbarrier wait timed out" "$W/run.log"; then finished="no (hung: pipe wait trapped)"; note=$(grep -m1 "mbarrier wait timed out" "$W/run.log")
-    elif grep -q "CUDA_ERROR_LAUNCH_FAILED" "$W/run.log"; then
-      # The only trap in these kernels is PL_CHECKED's bounded pipe wait (its printf is lost with
-      # the context); an out-of-bounds access would be CUDA_ERROR_ILLEGAL_ADDRESS instead.
-      finished="no (hung: a pipe wait trapped)"
-    elif [ $rc -eq 2 ]; then finished="no (CUDA error)"; note=$(grep -m1 -iE "CUDA_ERROR[A-Z_]*" -o "$W/run.log")
+    elif grep -q "pipe wait timed out" "$W/run.log"; then
+      # PL_CHECKED: the first wait that can never complete names its pipe, then the kernel drains.
+      finished="no (hung)"; note=$(grep -m1 -o "pipe wait timed out: pipe '[^']*' [a-z]* barrier, stage [0-9]*, phase parity [0-9]*" "$W/run.log")
+    elif [ $rc -eq 2 ]; then finished="no (kernel fault)"; note=$(grep -m1 -iE "CUDA_ERROR[A-Z_]*" -o "$W/run.log")
     fi
     unwritten=$(python3 -c "import json;r=json.load(open('$W/check.json'))['results'][0];print(r['unwritten'])" 2>/dev/null || echo -)
     rel=$(python3 -c "import json;r=json.load(open('$W/check.json'))['results'][0];print('NaN' if r['rel_err'] is None else '%.2e'%r['rel_err'])" 2>/dev/null || echo -)

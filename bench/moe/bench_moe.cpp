@@ -342,7 +342,10 @@ int main(int argc, char** argv) {
       CU(cuMemsetD8Async(Hm, 0xFF, size_t(max_rows) * kInter * 2, stream));  // poison: every row must be written
       run_gu(g);
       run_down(d);
-      CU(cuStreamSynchronize(stream));
+      const CUresult sync = cuStreamSynchronize(stream);
+      for (Kernel* k : {&g, &d})  // a checked kernel's record of a pipe wait that never completed
+        if (std::string rep = k->mod.checked_report(); !rep.empty()) std::printf("%s: %s\n", k->label.c_str(), rep.c_str());
+      CU(sync);
       std::vector<uint16_t> hm(size_t(rows_total) * kInter);
       CU(cuMemcpyDtoH(hm.data(), Hm, hm.size() * 2));
       for (uint16_t v : hm) c.unwritten += (v & 0x7F80) == 0x7F80 && (v & 0x7F);
@@ -364,10 +367,10 @@ int main(int argc, char** argv) {
     Check control;
     if (gu_control && down_control) control = check(*gu_control, *down_control);
     std::printf("\n== T = %u tokens: %u routed rows, padded to %u (%u tiles of %u)\n", T, T * kTopK, rows_total, rows_total / kTileM, kTileM);
-    std::printf("  linked : Hm rows unwritten %zu, Y rel err %.3e vs CPU double (16 tokens)  %s\n", linked.unwritten, linked.rel,
+    std::printf("  linked : Hm elements unwritten %zu, Y rel err %.3e vs CPU double (16 tokens)  %s\n", linked.unwritten, linked.rel,
                 linked.ok ? "OK" : "FAIL");
     if (gu_control)
-      std::printf("  control: Hm rows unwritten %zu, Y rel err %.3e vs CPU double (16 tokens)  %s\n", control.unwritten, control.rel,
+      std::printf("  control: Hm elements unwritten %zu, Y rel err %.3e vs CPU double (16 tokens)  %s\n", control.unwritten, control.rel,
                   control.ok ? "OK" : "FAIL");
     all_ok &= linked.ok && (!gu_control || control.ok);
     if (check_only) {

@@ -45,6 +45,7 @@ struct Port {
   unsigned cols[kMaxTensors];
   unsigned part;                  // index of this instance among the instances on this port end
   unsigned parts;                 // number of instances on this port end
+  unsigned pipe;                  // the pipe's index in the link (its name in the map; PL_CHECKED messages)
 };
 
 struct Slots {
@@ -132,21 +133,45 @@ __device__ __forceinline__ bool mbar_try_wait(unsigned addr, unsigned parity) {
       : "memory");
   return ok != 0;
 }
-// Waits for the phase of parity `parity` to complete. With PL_CHECKED defined, gives up after
-// about 2^31 cycles, prints where it was and traps instead of hanging the GPU.
-__device__ __forceinline__ void mbar_wait(unsigned addr, unsigned parity, unsigned port = 0xffffffffu,
-                                          unsigned stage = 0) {
+#ifdef PL_CHECKED
+}  // namespace pl
+// Defined by the generated unit in a PL_CHECKED link: the pipes' names, and a flag raised by the
+// first pipe wait that timed out.
+extern "C" __device__ const char* const pl_pipe_names[];
+extern "C" __device__ unsigned pl_abort;
+// Host-mapped memory the runtime (pipelink::Module) points this at: the first timed-out wait's
+// record survives even if the kernel later faults and its printf output is lost.
+extern "C" __device__ unsigned long long pl_checked_report;
+namespace pl {
+#endif
+// Waits for the phase of parity `parity` to complete. With PL_CHECKED defined, a wait gives up
+// after about 2^31 cycles (~1 s): it prints the pipe, stage and phase, raises pl_abort and returns;
+// every other wait then returns at once, so the kernel drains and ends (its output is invalid)
+// instead of hanging the GPU, and the message reaches the host. pipe = ~0u: not a pipe.
+__device__ __forceinline__ void mbar_wait(unsigned addr, unsigned parity, unsigned pipe = 0xffffffffu,
+                                          unsigned stage = 0, const char* side = "") {
 #ifdef PL_CHECKED
   long long start = clock64();
   while (!mbar_try_wait(addr, parity)) {
+    if (*reinterpret_cast<volatile unsigned*>(&pl_abort)) return;
     if (clock64() - start > (1ll << 31)) {
-      printf("pipelink: mbarrier wait timed out (block %d thread %d, port %u, stage %u, parity %u)\n",
-             blockIdx.x, threadIdx.x, port, stage, parity);
-      asm volatile("trap;");
+      if (atomicExch(&pl_abort, 1u) == 0) {
+        if (pl_checked_report) {
+          volatile unsigned* r = reinterpret_cast<volatile unsigned*>(pl_checked_report);
+          r[1] = pipe; r[2] = stage; r[3] = parity; r[4] = side[0] == 'e'; r[5] = blockIdx.x; r[6] = threadIdx.x;
+          __threadfence_system();
+          r[0] = 1;
+          __threadfence_system();
+        }
+        printf("pipelink: pipe wait timed out: pipe '%s' %s barrier, stage %u, phase parity %u (block %d, thread %d); "
+               "the kernel drains, its output is invalid\n",
+               pipe == 0xffffffffu ? "?" : pl_pipe_names[pipe], side, stage, parity, blockIdx.x, threadIdx.x);
+      }
+      return;
     }
   }
 #else
-  (void)port; (void)stage;
+  (void)pipe; (void)stage; (void)side;
   while (!mbar_try_wait(addr, parity)) {
   }
 #endif
@@ -187,7 +212,7 @@ struct PipeWriter {
   template <class T> __device__ __forceinline__ T* tensor(const Ctx& ctx, unsigned t) const {
     return reinterpret_cast<T*>(ctx.smem + p->buffer + stage * p->stage_bytes + p->tensor[t]);
   }
-  __device__ __forceinline__ void acquire() const { mbar_wait(empty_bar(), phase ^ 1u, port_index, stage); }
+  __device__ __forceinline__ void acquire() const { mbar_wait(empty_bar(), phase ^ 1u, p->pipe, stage, "empty"); }
   // One thread of a TMA producer: announce this instance's bytes and arrive once.
   __device__ __forceinline__ void expect_tx() const { mbar_arrive_expect_tx(full_bar(), p->tx_bytes); }
   // Plain-store producers: each arriving thread (per the port's `arrive` rule) calls commit().
@@ -216,7 +241,7 @@ struct PipeReader {
   template <class T> __device__ __forceinline__ T* tensor(const Ctx& ctx, unsigned t) const {
     return reinterpret_cast<T*>(ctx.smem + p->buffer + stage * p->stage_bytes + p->tensor[t]);
   }
-  __device__ __forceinline__ void wait() const { mbar_wait(full_bar(), phase, port_index, stage); }
+  __device__ __forceinline__ void wait() const { mbar_wait(full_bar(), phase, p->pipe, stage, "full"); }
   // Orders this thread's reads of the stage before the producer's next writes. The proxy fence
   // is what the memory model asks for when the producer refills the stage through the async
   // proxy (TMA), and on sm_90a it also keeps the arrive from overtaking ldmatrix reads still in

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <map>
+#include <vector>
 #include <string>
 
 namespace pipelink {
@@ -56,6 +57,11 @@ class Module {
   // A resolved fact from the map (e.g. a tile size the host needs for a tensor map's box).
   bool fact(const std::string& name, long long& value) const;
 
+  // In a PL_CHECKED link: the first pipe wait that timed out ("pipe wait timed out: pipe 'ab'
+  // full barrier, stage 1, phase parity 0 (block 3, thread 0)"), or "" if none did. Readable
+  // even after the kernel faulted and the context is lost (the record is in host memory).
+  std::string checked_report() const;
+
   unsigned threads() const { return threads_; }
   unsigned smem_bytes() const { return smem_; }
   const std::string& kernel_name() const { return kernel_; }
@@ -72,6 +78,8 @@ class Module {
   unsigned threads_ = 0, smem_ = 0;
   std::map<std::string, Param> params_;
   std::map<std::string, long long> facts_;
+  std::vector<std::string> pipes_;      // pipe names in link order (the map's pipes section)
+  volatile unsigned* report_ = nullptr; // host-mapped PL_CHECKED record, if the kernel has one
   HostArgs args_{};
 };
 

@@ -10,6 +10,12 @@ extern "C" __device__ const unsigned pl_fact_stages = 4;  // provided by tma_loa
 extern "C" __device__ const unsigned pl_fact_tile_k = 32;  // provided by mma_consumer
 extern "C" __device__ const unsigned pl_fact_tile_m = 128;  // provided by mma_consumer
 extern "C" __device__ const unsigned pl_fact_tile_n = 128;  // provided by mma_consumer
+#ifdef PL_CHECKED
+// Checked builds: pipe names for timed-out waits, and the flag that drains the kernel after one.
+extern "C" __device__ const char* const pl_pipe_names[] = {"ab", "c"};
+extern "C" __device__ unsigned pl_abort = 0;
+extern "C" __device__ unsigned long long pl_checked_report = 0;  // set by pipelink::Module
+#endif
 
 // ---- component entries ----
 extern "C" __device__ void tma_loader_main(const pl::Ctx&);  // tma_loader (io-team)
@@ -23,7 +29,7 @@ __device__ const pl::Slots pl_slots_0 = {
     {0, 0, 0, 0},  // named barrier ids
     {0, 0, 0, 0},  // named barrier threads
     {0, 0, 0, 0, 0, 0, 0, 0},  // mbarrier groups
-    {{131072, 16384, 4, 196608, 196640, 16384, {0, 8192, 0, 0}, {128, 128, 0, 0}, {32, 32, 0, 0}, 0, 1}  /* port 'ab' -> pipe 'ab' */,
+    {{131072, 16384, 4, 196608, 196640, 16384, {0, 8192, 0, 0}, {128, 128, 0, 0}, {32, 32, 0, 0}, 0, 1, 0}  /* port 'ab' -> pipe 'ab' */,
      {},
      {},
      {}},
@@ -35,8 +41,8 @@ __device__ const pl::Slots pl_slots_1 = {
     {1, 0, 0, 0},  // named barrier ids
     {128, 0, 0, 0},  // named barrier threads
     {0, 0, 0, 0, 0, 0, 0, 0},  // mbarrier groups
-    {{131072, 16384, 4, 196608, 196640, 0, {0, 8192, 0, 0}, {128, 128, 0, 0}, {32, 32, 0, 0}, 0, 2}  /* port 'ab' -> pipe 'ab' */,
-     {0, 65536, 2, 196672, 196688, 0, {0, 0, 0, 0}, {128, 0, 0, 0}, {128, 0, 0, 0}, 0, 2}  /* port 'c' -> pipe 'c' */,
+    {{131072, 16384, 4, 196608, 196640, 0, {0, 8192, 0, 0}, {128, 128, 0, 0}, {32, 32, 0, 0}, 0, 2, 0}  /* port 'ab' -> pipe 'ab' */,
+     {0, 65536, 2, 196672, 196688, 0, {0, 0, 0, 0}, {128, 0, 0, 0}, {128, 0, 0, 0}, 0, 2, 1}  /* port 'c' -> pipe 'c' */,
      {},
      {}},
     {0, 0, 0, 0, 0, 0, 0, 0},  // param slots
@@ -47,8 +53,8 @@ __device__ const pl::Slots pl_slots_2 = {
     {2, 0, 0, 0},  // named barrier ids
     {128, 0, 0, 0},  // named barrier threads
     {0, 0, 0, 0, 0, 0, 0, 0},  // mbarrier groups
-    {{131072, 16384, 4, 196608, 196640, 0, {0, 8192, 0, 0}, {128, 128, 0, 0}, {32, 32, 0, 0}, 1, 2}  /* port 'ab' -> pipe 'ab' */,
-     {0, 65536, 2, 196672, 196688, 0, {0, 0, 0, 0}, {128, 0, 0, 0}, {128, 0, 0, 0}, 1, 2}  /* port 'c' -> pipe 'c' */,
+    {{131072, 16384, 4, 196608, 196640, 0, {0, 8192, 0, 0}, {128, 128, 0, 0}, {32, 32, 0, 0}, 1, 2, 0}  /* port 'ab' -> pipe 'ab' */,
+     {0, 65536, 2, 196672, 196688, 0, {0, 0, 0, 0}, {128, 0, 0, 0}, {128, 0, 0, 0}, 1, 2, 1}  /* port 'c' -> pipe 'c' */,
      {},
      {}},
     {0, 0, 0, 0, 0, 0, 0, 0},  // param slots
@@ -59,7 +65,7 @@ __device__ const pl::Slots pl_slots_3 = {
     {0, 0, 0, 0},  // named barrier ids
     {0, 0, 0, 0},  // named barrier threads
     {0, 0, 0, 0, 0, 0, 0, 0},  // mbarrier groups
-    {{0, 65536, 2, 196672, 196688, 0, {0, 0, 0, 0}, {128, 0, 0, 0}, {128, 0, 0, 0}, 0, 1}  /* port 'c' -> pipe 'c' */,
+    {{0, 65536, 2, 196672, 196688, 0, {0, 0, 0, 0}, {128, 0, 0, 0}, {128, 0, 0, 0}, 0, 1, 1}  /* port 'c' -> pipe 'c' */,
      {},
      {},
      {}},

@@ -13,6 +13,9 @@ if [ "${2:-}" = qwen ]; then
   # Every Qwen3-32B MLP kernel checked against the fp32 reference at three M (poisoned outputs).
   RESULTS_DIR=$(mktemp -d) exec bash bench/qwen_mlp/run.sh "$B" --M 16,256,1024 --iters 2
 fi
+if [ "${2:-}" = checked ]; then
+  exec timeout 60 "$B/tests/transfer/run_transfer" "$B/tests/transfer/checked.cubin" "$B/tests/transfer/checked.map" --expect-timeout
+fi
 if [ "${2:-}" = transfer ]; then
   exec timeout 60 "$B/tests/transfer/run_transfer" "$B/tests/transfer/transfer.cubin" "$B/tests/transfer/transfer.map"
 fi

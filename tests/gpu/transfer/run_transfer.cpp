@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "pipelink/runtime.h"
@@ -32,9 +33,19 @@ int main(int argc, char** argv) {
   CUdeviceptr out;
   CU(cuMemAlloc(&out, size_t(M) * N * 4));
   CU(cuMemsetD8(out, 0xFF, size_t(M) * N * 4));
+  const bool expect_timeout = argc > 3 && std::string(argv[3]) == "--expect-timeout";
   for (auto s : {m.set_ptr("out", out), m.set_u32("M", M), m.set_u32("N", N), m.launch(20)})
     if (!s) { std::fprintf(stderr, "%s\n", s.message.c_str()); return 2; }
-  CU(cuCtxSynchronize());
+  const CUresult sync = cuCtxSynchronize();
+  const std::string report = m.checked_report();
+  if (expect_timeout) {
+    // The checked-build test: the kernel must end (no hang) and report the pipe wait that could not complete.
+    std::printf("checked timeout: kernel %s; report: %s: %s\n", sync == CUDA_SUCCESS ? "ended" : "failed",
+                report.empty() ? "(none)" : report.c_str(), !report.empty() && sync == CUDA_SUCCESS ? "PASS" : "FAIL");
+    return !report.empty() && sync == CUDA_SUCCESS ? 0 : 1;
+  }
+  if (!report.empty()) std::printf("%s\n", report.c_str());
+  CU(sync);
   std::vector<float> h(size_t(M) * N);
   CU(cuMemcpyDtoH(h.data(), out, h.size() * 4));
   size_t bad = 0;
