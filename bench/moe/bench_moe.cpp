@@ -63,12 +63,10 @@ float bf16_to_f(uint16_t h) {
 
 CUtensorMap make_map(CUdeviceptr base, uint64_t rows, uint64_t cols, uint32_t box_rows, uint32_t box_cols, CUtensorMapSwizzle swz) {
   CUtensorMap m;
-  cuuint64_t dims[2] = {cols, rows};
-  cuuint64_t strides[1] = {cols * 2};
-  cuuint32_t box[2] = {box_cols, box_rows};
-  cuuint32_t estr[2] = {1, 1};
-  CU(cuTensorMapEncodeTiled(&m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, reinterpret_cast<void*>(base), dims, strides, box, estr,
-                            CU_TENSOR_MAP_INTERLEAVE_NONE, swz, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  if (auto s = pipelink::bf16_tensor_map(m, base, rows, cols, box_rows, box_cols, swz, CU_TENSOR_MAP_L2_PROMOTION_L2_256B); !s) {
+    std::fprintf(stderr, "%s\n", s.message.c_str());
+    std::exit(2);
+  }
   return m;
 }
 
@@ -378,65 +376,64 @@ int main(int argc, char** argv) {
         js << (ti ? "," : "") << "\n    {\"T\": " << T << ", \"rows\": " << rows_total << ", \"rel_err\": "
            << (std::isfinite(linked.rel) ? std::to_string(linked.rel) : std::string("null"))
            << ", \"unwritten\": " << linked.unwritten << ", \"ok\": " << (linked.ok ? "true" : "false") << "}";
-      continue;
-    }
+    } else {
 
-    // ---- timing: the whole layer (route with its host read, gate/up, down), and each kernel ----
-    CUevent e0, e1;
-    CU(cuEventCreate(&e0, CU_EVENT_DEFAULT));
-    CU(cuEventCreate(&e1, CU_EVENT_DEFAULT));
-    auto time = [&](auto&& fn) {
-      CU(cuEventRecord(e0, stream));
-      fn();
-      CU(cuEventRecord(e1, stream));
-      CU(cuEventSynchronize(e1));
-      float ms = 0;
-      CU(cuEventElapsedTime(&ms, e0, e1));
-      return double(ms);
-    };
-    std::vector<double> t_layer, t_route, t_gu, t_down, t_gu_c, t_down_c;
-    for (unsigned it = 0; it < iters + 3; ++it) {
-      const bool keep = it >= 3;
-      const double a = time([&] { route(); run_gu(*gu); run_down(*down); });
-      const double r = time([&] { route(); });
-      const double g = time([&] { run_gu(*gu); });
-      const double d = time([&] { run_down(*down); });
-      double gc = 0, dc = 0;
-      if (gu_control && down_control) {
-        gc = time([&] { run_gu(*gu_control); });
-        dc = time([&] { run_down(*down_control); });
+      // ---- timing: the whole layer (route with its host read, gate/up, down), and each kernel ----
+      CUevent e0, e1;
+      CU(cuEventCreate(&e0, CU_EVENT_DEFAULT));
+      CU(cuEventCreate(&e1, CU_EVENT_DEFAULT));
+      auto time = [&](auto&& fn) {
+        CU(cuEventRecord(e0, stream));
+        fn();
+        CU(cuEventRecord(e1, stream));
+        CU(cuEventSynchronize(e1));
+        float ms = 0;
+        CU(cuEventElapsedTime(&ms, e0, e1));
+        return double(ms);
+      };
+      std::vector<double> t_layer, t_route, t_gu, t_down, t_gu_c, t_down_c;
+      for (unsigned it = 0; it < iters + 3; ++it) {
+        const bool keep = it >= 3;
+        const double a = time([&] { route(); run_gu(*gu); run_down(*down); });
+        const double r = time([&] { route(); });
+        const double g = time([&] { run_gu(*gu); });
+        const double d = time([&] { run_down(*down); });
+        double gc = 0, dc = 0;
+        if (gu_control && down_control) {
+          gc = time([&] { run_gu(*gu_control); });
+          dc = time([&] { run_down(*down_control); });
+        }
+        if (!keep) continue;
+        t_layer.push_back(a); t_route.push_back(r); t_gu.push_back(g); t_down.push_back(d);
+        if (gu_control && down_control) { t_gu_c.push_back(gc); t_down_c.push_back(dc); }
       }
-      if (!keep) continue;
-      t_layer.push_back(a); t_route.push_back(r); t_gu.push_back(g); t_down.push_back(d);
-      if (gu_control && down_control) { t_gu_c.push_back(gc); t_down_c.push_back(dc); }
+      auto med = [](std::vector<double> v) {
+        if (v.empty()) return 0.0;
+        std::sort(v.begin(), v.end());
+        return v[v.size() / 2];
+      };
+      const double flops = 2.0 * T * kTopK * kHidden * (3.0 * kInter);
+      const double layer = med(t_layer);
+      std::printf("  layer %.4f ms (%.1f TFLOP/s of expert math) = route %.4f + gate/up %.4f + down %.4f (medians of %u)\n", layer,
+                  flops / (layer * 1e-3) / 1e12, med(t_route), med(t_gu), med(t_down), iters);
+      if (!t_gu_c.empty())
+        std::printf("  linked / control: gate/up %.4f (%.4f vs %.4f ms), down %.4f (%.4f vs %.4f ms)\n", med(t_gu) / med(t_gu_c), med(t_gu),
+                    med(t_gu_c), med(t_down) / med(t_down_c), med(t_down), med(t_down_c));
+      if (js)
+        js << (ti ? "," : "") << "\n    {\"T\": " << T << ", \"rows\": " << rows_total << ", \"layer_ms\": " << layer << ", \"route_ms\": " << med(t_route)
+           << ", \"gate_up_ms\": " << med(t_gu) << ", \"down_ms\": " << med(t_down) << ", \"gate_up_control_ms\": " << med(t_gu_c)
+           << ", \"down_control_ms\": " << med(t_down_c) << ", \"expert_tflops\": " << flops / (layer * 1e-3) / 1e12
+           << ", \"rel_err\": " << linked.rel << ", \"control_rel_err\": " << control.rel << ", \"unwritten\": " << linked.unwritten
+           << ", \"ok\": " << (linked.ok ? "true" : "false") << "}";
+      cuEventDestroy(e0);
+      cuEventDestroy(e1);
     }
-    auto med = [](std::vector<double> v) {
-      if (v.empty()) return 0.0;
-      std::sort(v.begin(), v.end());
-      return v[v.size() / 2];
-    };
-    const double flops = 2.0 * T * kTopK * kHidden * (3.0 * kInter);
-    const double layer = med(t_layer);
-    std::printf("  layer %.4f ms (%.1f TFLOP/s of expert math) = route %.4f + gate/up %.4f + down %.4f (medians of %u)\n", layer,
-                flops / (layer * 1e-3) / 1e12, med(t_route), med(t_gu), med(t_down), iters);
-    if (!t_gu_c.empty())
-      std::printf("  linked / control: gate/up %.4f (%.4f vs %.4f ms), down %.4f (%.4f vs %.4f ms)\n", med(t_gu) / med(t_gu_c), med(t_gu),
-                  med(t_gu_c), med(t_down) / med(t_down_c), med(t_down), med(t_down_c));
-    if (js)
-      js << (ti ? "," : "") << "\n    {\"T\": " << T << ", \"rows\": " << rows_total << ", \"layer_ms\": " << layer << ", \"route_ms\": " << med(t_route)
-         << ", \"gate_up_ms\": " << med(t_gu) << ", \"down_ms\": " << med(t_down) << ", \"gate_up_control_ms\": " << med(t_gu_c)
-         << ", \"down_control_ms\": " << med(t_down_c) << ", \"expert_tflops\": " << flops / (layer * 1e-3) / 1e12
-         << ", \"rel_err\": " << linked.rel << ", \"control_rel_err\": " << control.rel << ", \"unwritten\": " << linked.unwritten
-         << ", \"ok\": " << (linked.ok ? "true" : "false") << "}";
-
     cublasLtMatmulPreferenceDestroy(pref);
     cublasLtMatrixLayoutDestroy(la);
     cublasLtMatrixLayoutDestroy(lb);
     cublasLtMatrixLayoutDestroy(lc);
     cublasLtMatmulDescDestroy(op);
     for (CUdeviceptr p : {X, logits, counts, topk_e, topk_w, topk_pos, offsets, tile_expert, total, row_token, row_weight, Hm, Y}) cuMemFree(p);
-    cuEventDestroy(e0);
-    cuEventDestroy(e1);
   }
   if (js) js << "\n  ],\n  \"ok\": " << (all_ok ? "true" : "false") << "\n}\n";
   std::printf("\n%s\n", all_ok ? "PASS: every check passed" : "FAIL: a check failed");

@@ -110,13 +110,7 @@ struct DeviceBuffer {
 CUtensorMap make_map(CUdeviceptr base, uint64_t rows, uint64_t cols, uint32_t box_rows, uint32_t box_cols,
                      CUtensorMapSwizzle swizzle, CUtensorMapL2promotion promotion) {
   CUtensorMap m;
-  cuuint64_t dims[2] = {cols, rows};
-  cuuint64_t strides[1] = {cols * 2};
-  cuuint32_t box[2] = {box_cols, box_rows};
-  cuuint32_t elem_strides[2] = {1, 1};
-  CU(cuTensorMapEncodeTiled(&m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, reinterpret_cast<void*>(base), dims, strides, box,
-                            elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, promotion,
-                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  must(pipelink::bf16_tensor_map(m, base, rows, cols, box_rows, box_cols, swizzle, promotion), "tensor map");
   return m;
 }
 

@@ -13,6 +13,7 @@
 #include <cuda.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <vector>
 #include <string>
@@ -82,6 +83,13 @@ class Module {
   volatile unsigned* report_ = nullptr; // host-mapped PL_CHECKED record, if the kernel has one
   HostArgs args_{};
 };
+
+// The 2-D tensor map a TMA component reads: a row-major bf16 matrix [rows, cols] in global memory,
+// copied in boxes of box_rows x box_cols, with the shared-memory swizzle the component's contract
+// declares (CU_TENSOR_MAP_SWIZZLE_128B for swizzle = "128B"). Rows past `rows` read as zeros.
+Status bf16_tensor_map(CUtensorMap& out, CUdeviceptr base, uint64_t rows, uint64_t cols, unsigned box_rows, unsigned box_cols,
+                       CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_NONE,
+                       CUtensorMapL2promotion promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
 
 // "cuXxx failed: CUDA_ERROR_... (description)"
 std::string cu_error(CUresult r, const char* what);
