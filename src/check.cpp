@@ -235,8 +235,10 @@ void connect_pipes(LinkContext& ctx) {
       for (const PipeEnd& e : pipe.producers) by_component.emplace(inst(e).contract, &port(e));
       if (by_component.size() > 1) {
         std::map<std::string, const Contract*> writer;
+        bool all_declared = true;
         for (const auto& [c, pd] : by_component) {
           if (pd->writes.empty()) {
+            all_declared = false;
             d.error("port-mismatch", "pipe '" + pipe.name + "' has producers from several components; '" + c->name +
                                          "' must declare the tensors it writes (writes = [...])", pd->loc);
             continue;
@@ -249,7 +251,7 @@ void connect_pipes(LinkContext& ctx) {
           }
         }
         for (const TensorDecl& t : p0.tensors)
-          if (!writer.count(t.name) && !writer.empty())
+          if (!writer.count(t.name) && all_declared)
             d.error("port-mismatch", "pipe '" + pipe.name + "': no producer writes tensor '" + t.name + "'", t.loc);
       }
     }
