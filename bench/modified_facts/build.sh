@@ -19,6 +19,7 @@ source bench/modified_facts/cases.sh
 Q=examples/qwen_mlp
 OUTB=$B/modified_facts
 rm -rf "$OUTB" && mkdir -p "$OUTB"
+trap 'rm -f examples/moe/*/.case_*.toml' EXIT   # the changed contracts live beside the originals while building
 
 # The components of the gate/up kernel: name | contract | source | how it is built.
 COMPONENTS=(
