@@ -46,6 +46,12 @@ void insert_transfers(LinkContext& ctx) {
       const PortDecl& pd = c.ports[e.port];
       if (!asked.insert(&pd).second) continue;
       if (pd.per_tile_declared) {
+        // The transfer moves the first producer's per_tile stages per tile: every producer must agree.
+        const PortDecl& first = ctx.instances[ctx.pipes[i].producers.front().instance].contract->ports[ctx.pipes[i].producers.front().port];
+        if (&pd != &first && first.per_tile_declared && pd.per_tile.text() != first.per_tile.text())
+          ctx.diags.error("port-mismatch", "component '" + c.name + "': per_tile '" + pd.per_tile.text() + "' differs from '" +
+                                               first.per_tile.text() + "' of another producer on pipe '" + ctx.pipes[i].name +
+                                               "'; its generated transfer needs one stage count per tile", pd.per_tile_loc);
         // Over facts alone it is known now; over params only at run time (PL_CHECKED traps there).
         std::string err;
         auto v = pd.per_tile.eval([&](const std::string& n) { return ctx.fact_value(n); }, err);
@@ -292,6 +298,16 @@ void bind_ports(LinkContext& ctx) {
     p.stage_bytes = align_up(data, 1024);
     int64_t full = 0, empty = 0;
     std::vector<PipeEnd> tx;  // producers that complete with transaction bytes
+    // part / parts number an instance among the instances of its own component on this end: the
+    // split a component's code can act on (each component fills its own tensors, see `writes`).
+    auto number = [&](const std::vector<PipeEnd>& ends, size_t k, PortBinding& b) {
+      const Contract* c = ctx.instances[ends[k].instance].contract;
+      unsigned part = 0, parts = 0;
+      for (size_t j = 0; j < ends.size(); ++j)
+        if (ctx.instances[ends[j].instance].contract == c) { part += j < k; ++parts; }
+      b.part = part;
+      b.parts = parts;
+    };
     for (size_t k = 0; k < p.producers.size(); ++k) {
       Instance& in = ctx.instances[p.producers[k].instance];
       const PortDecl& pd = in.contract->ports[p.producers[k].port];
@@ -299,8 +315,7 @@ void bind_ports(LinkContext& ctx) {
       if (pd.completion == Completion::Tx) tx.push_back(p.producers[k]);
       PortBinding& b = in.ports[p.producers[k].port];
       b.pipe = static_cast<int>(pi);
-      b.part = static_cast<unsigned>(k);
-      b.parts = static_cast<unsigned>(p.producers.size());
+      number(p.producers, k, b);
     }
     if (p.transfer_from >= 0) full += 1;  // the transfer warp's lane 0
     for (size_t k = 0; k < p.consumers.size(); ++k) {
@@ -309,8 +324,7 @@ void bind_ports(LinkContext& ctx) {
       empty += arrivals_per_instance(pd.arrive, in.warps);
       PortBinding& b = in.ports[p.consumers[k].port];
       b.pipe = static_cast<int>(pi);
-      b.part = static_cast<unsigned>(k);
-      b.parts = static_cast<unsigned>(p.consumers.size());
+      number(p.consumers, k, b);
     }
     if (p.transfer_to >= 0) empty += 1;
     p.full_count = full;

@@ -233,7 +233,9 @@ void connect_pipes(LinkContext& ctx) {
     {
       std::map<const Contract*, const PortDecl*> by_component;
       for (const PipeEnd& e : pipe.producers) by_component.emplace(inst(e).contract, &port(e));
-      if (by_component.size() > 1) {
+      bool any_writes = false;
+      for (const auto& [c, pd] : by_component) any_writes |= !pd->writes.empty();
+      if (by_component.size() > 1 || any_writes) {
         std::map<std::string, const Contract*> writer;
         bool all_declared = true;
         for (const auto& [c, pd] : by_component) {

@@ -71,8 +71,8 @@ std::string classic_header(const LinkOptions& options, Diagnostics& diags) {
   for (std::string line; std::getline(ls, line);) {
     if (line.rfind("extern \"C\" __device__ void ", 0) == 0) continue;  // entry declarations: not needed
     // The checked-build pipe names and drain flag stay the entry's (one definition, shared).
-    if (line.find("pl_pipe_names") != std::string::npos || line.find("pl_abort") != std::string::npos ||
-        line.find("pl_checked_report") != std::string::npos)
+    if (line.rfind("static constexpr char* const pl_pipe_names", 0) == 0 || line.rfind("extern \"C\" __device__ unsigned pl_abort", 0) == 0 ||
+        line.rfind("extern \"C\" __device__ unsigned long long pl_checked_report", 0) == 0)
       continue;
     o << line << "\n";
   }

@@ -331,6 +331,9 @@ struct Reader {
         p.tensors.push_back(std::move(d));
       });
       if (p.tensors.empty()) err(&t, "port '" + p.name + "' declares no [[port.tensor]]");
+      for (size_t wi = 0; wi < p.writes.size(); ++wi)
+        for (size_t wj = 0; wj < wi; ++wj)
+          if (p.writes[wi] == p.writes[wj]) err(t.get("writes"), "port '" + p.name + "': writes names tensor '" + p.writes[wi] + "' twice");
       for (const std::string& w : p.writes) {
         bool found = false;
         for (const TensorDecl& td : p.tensors) found |= td.name == w;

@@ -84,6 +84,8 @@ Status Module::load(const std::string& cubin_path, const std::string& map_path) 
   if (CUresult r = cuModuleGetFunction(&fn_, mod_, kernel_.c_str()); r != CUDA_SUCCESS)
     return Status::error(cu_error(r, ("cuModuleGetFunction(" + kernel_ + ")").c_str()));
   // A checked kernel reports its first timed-out pipe wait into host-mapped memory.
+  size_t abort_size = 0;
+  if (cuModuleGetGlobal(&abort_, &abort_size, mod_, "pl_abort") != CUDA_SUCCESS) abort_ = 0;
   CUdeviceptr report_sym = 0;
   size_t report_size = 0;
   if (cuModuleGetGlobal(&report_sym, &report_size, mod_, "pl_checked_report") == CUDA_SUCCESS && report_size == 8) {
@@ -153,6 +155,11 @@ Status Module::launch(unsigned grid, CUstream stream) {
   if (!fn_) return Status::error("launch before load");
   for (const auto& [name, p] : params_)
     if (!p.set) return Status::error("param '" + name + "' was never set");
+  // A checked kernel starts with no timed-out wait on record (an earlier launch may have drained).
+  if (abort_) {
+    if (CUresult r = cuMemsetD32Async(abort_, 0, 1, stream); r != CUDA_SUCCESS) return Status::error(cu_error(r, "reset pl_abort"));
+  }
+  if (report_) report_[0] = 0;
   void* kp[] = {&args_};
   if (CUresult r = cuLaunchKernel(fn_, grid, 1, 1, threads_, 1, 1, smem_, stream, kp, nullptr); r != CUDA_SUCCESS)
     return Status::error(cu_error(r, "cuLaunchKernel"));

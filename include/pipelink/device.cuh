@@ -43,8 +43,8 @@ struct Port {
   unsigned tensor[kMaxTensors];   // offset of each declared tensor inside a stage
   unsigned rows[kMaxTensors];     // each tensor's shape, as this end declared it
   unsigned cols[kMaxTensors];
-  unsigned part;                  // index of this instance among the instances on this port end
-  unsigned parts;                 // number of instances on this port end
+  unsigned part;                  // index of this instance among its component's instances on this port end
+  unsigned parts;                 // number of its component's instances on this port end
   unsigned pipe;                  // the pipe's index in the link (its name in the map; PL_CHECKED messages)
 };
 

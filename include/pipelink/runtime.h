@@ -81,6 +81,7 @@ class Module {
   std::map<std::string, long long> facts_;
   std::vector<std::string> pipes_;      // pipe names in link order (the map's pipes section)
   volatile unsigned* report_ = nullptr; // host-mapped PL_CHECKED record, if the kernel has one
+  CUdeviceptr abort_ = 0;                // PL_CHECKED drain flag, cleared before each launch
   HostArgs args_{};
 };
 
