@@ -17,7 +17,7 @@ with open(md, "w") as o:
             "each run also under a 60 s host timeout). *classic*: each component carries its own compile-time copy of "
             "the constants and the layout derived from them, linked by bare nvJitLink. *PipeLink*: the changed "
             "contract and object, relinked. Unwritten = NaN elements of the poisoned intermediate; rel err = Y rows of "
-            "16 tokens against a CPU double-precision reference.\n\n"
+            "64 tokens against a CPU double-precision reference.\n\n"
             "| case | way | links | finishes | unwritten | rel err | result |\n|---|---|---|---|---:|---:|---|\n")
     for r in rows:
         o.write(f"| {r['case']} | {r['way']} | {r['link']} | {r['finished']} | {r['unwritten']} | {r['rel_err']} | {r['result']} |\n")
