@@ -18,7 +18,7 @@ for D in "$E"/*/; do
     W=$D$way
     st=$(cat "$W/link_status")
     if [ "$st" != 0 ]; then
-      rows+=("$c|$way|$(cat "$D/expected")|refused|-|-|-|$(head -1 "$W/diagnostics.txt" 2>/dev/null | sed 's/|/\//g')")
+      rows+=("$c|$way|$(cat "$D/expected")|refused|-|-|-|$(head -1 "$W/diagnostics.txt" 2>/dev/null | sed 's/|/\//g')|-")
       continue
     fi
     timeout 60 "$B/bench/bench_moe" --gu "$W/gate_up.cubin" "$W/gate_up.map" --down "$B/examples/moe/down.cubin" "$B/examples/moe/down.map" \
@@ -33,8 +33,9 @@ for D in "$E"/*/; do
     fi
     unwritten=$(python3 -c "import json;r=json.load(open('$W/check.json'))['results'][0];print(r['unwritten'])" 2>/dev/null || echo -)
     rel=$(python3 -c "import json;r=json.load(open('$W/check.json'))['results'][0];print('NaN' if r['rel_err'] is None else '%.2e'%r['rel_err'])" 2>/dev/null || echo -)
+    maxabs=$(python3 -c "import json;r=json.load(open('$W/check.json'))['results'][0];print('NaN' if r.get('max_abs_err') is None else '%.2e'%r['max_abs_err'])" 2>/dev/null || echo -)
     ok=$(python3 -c "import json;r=json.load(open('$W/check.json'))['results'][0];print('correct' if r['ok'] else 'wrong')" 2>/dev/null || echo "no result")
-    rows+=("$c|$way|$(cat "$D/expected")|linked|$finished|$unwritten|$rel|$ok ${note//|//}")
+    rows+=("$c|$way|$(cat "$D/expected")|linked|$finished|$unwritten|$rel|$ok ${note//|//}|$maxabs")
     echo "$c $way: rc $rc, finished $finished, unwritten $unwritten, rel err $rel, $ok"
   done
 done

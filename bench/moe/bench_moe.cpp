@@ -297,7 +297,7 @@ int main(int argc, char** argv) {
     route();
     for (Kernel* k : {gu.get(), down.get(), gu_control.get(), down_control.get()})
       if (k) setup(*k, k == gu.get() || k == gu_control.get());
-    struct Check { double rel = 0; size_t unwritten = 0; bool ok = false; };
+    struct Check { double rel = 0, max_abs = 0; size_t unwritten = 0; bool ok = false; };
     std::vector<float> hlog(size_t(T) * kExperts);
     std::vector<uint16_t> hX(size_t(T) * kHidden);
     CU(cuMemcpyDtoH(hlog.data(), logits, hlog.size() * 4));
@@ -353,6 +353,8 @@ int main(int argc, char** argv) {
         CU(cuMemcpyDtoH(y.data(), Y + size_t(sample[si]) * kHidden * 4, kHidden * 4));
         for (unsigned o = 0; o < kHidden; ++o) {
           const double diff = y[o] - ref[si * kHidden + o];
+          if (std::isnan(diff)) c.max_abs = NAN;                                   // NaN sticks
+          else if (!std::isnan(c.max_abs)) c.max_abs = std::max(c.max_abs, std::fabs(diff));
           num += diff * diff;
           den += ref[si * kHidden + o] * ref[si * kHidden + o];
         }
@@ -365,7 +367,8 @@ int main(int argc, char** argv) {
     Check control;
     if (gu_control && down_control) control = check(*gu_control, *down_control);
     std::printf("\n== T = %u tokens: %u routed rows, padded to %u (%u tiles of %u)\n", T, T * kTopK, rows_total, rows_total / kTileM, kTileM);
-    std::printf("  linked : Hm elements unwritten %zu, Y rel err %.3e vs CPU double (64 tokens)  %s\n", linked.unwritten, linked.rel,
+    std::printf("  linked : Hm elements unwritten %zu, Y rel err %.3e, max abs err %.3e vs CPU double (64 tokens)  %s\n", linked.unwritten,
+                linked.rel, linked.max_abs,
                 linked.ok ? "OK" : "FAIL");
     if (gu_control)
       std::printf("  control: Hm elements unwritten %zu, Y rel err %.3e vs CPU double (64 tokens)  %s\n", control.unwritten, control.rel,
@@ -374,7 +377,8 @@ int main(int argc, char** argv) {
     if (check_only) {
       if (js)
         js << (ti ? "," : "") << "\n    {\"T\": " << T << ", \"rows\": " << rows_total << ", \"rel_err\": "
-           << (std::isfinite(linked.rel) ? std::to_string(linked.rel) : std::string("null"))
+           << (std::isfinite(linked.rel) ? std::to_string(linked.rel) : std::string("null")) << ", \"max_abs_err\": "
+           << (std::isfinite(linked.max_abs) ? std::to_string(linked.max_abs) : std::string("null"))
            << ", \"unwritten\": " << linked.unwritten << ", \"ok\": " << (linked.ok ? "true" : "false") << "}";
     } else {
 
