@@ -24,12 +24,11 @@
 #include <sstream>
 
 #include "context.h"
+#include "toolchain.h"
 
 namespace pipelink {
 
 namespace {
-
-enum class InputKind { LtoIr, Object, Ptx, Cubin, Fatbin, Unknown };
 
 std::vector<char> read_file(const std::string& path, bool& ok) {
   std::ifstream f(path, std::ios::binary);
@@ -101,6 +100,8 @@ std::vector<std::string> common_options(const LinkContext& ctx) {
   return o;
 }
 
+}  // namespace
+
 // NVRTC → LTO-IR. Returns empty on failure (reported).
 std::vector<char> compile_to_ltoir(LinkContext& ctx, const std::string& source, const std::string& name) {
   Timer t{ctx, "nvrtc"};
@@ -131,14 +132,6 @@ std::vector<char> compile_to_ltoir(LinkContext& ctx, const std::string& source, 
   nvrtcDestroyProgram(&prog);
   return out;
 }
-
-struct Input {
-  std::string label;  // component name(s) or "generated"
-  std::string path;
-  std::vector<char> bytes;
-  InputKind kind;
-  std::vector<const Contract*> contracts;  // the contracts naming this object (none for generated code)
-};
 
 bool jit(LinkContext& ctx, const std::vector<std::string>& options, const std::vector<Input>& inputs, bool want_ptx,
          std::vector<char>& out, std::string& info) {
@@ -201,6 +194,8 @@ bool jit(LinkContext& ctx, const std::vector<std::string>& options, const std::v
   return ok;
 }
 
+namespace {
+
 // Names of `.extern .global` / `.extern .const` variables in PTX: what nothing defined.
 std::vector<std::string> extern_variables(const std::string& ptx) {
   static const std::regex ext(R"(^\s*\.extern\s+\.(global|const)\s+[^;]*?([A-Za-z_$][A-Za-z0-9_$]*)\s*(\[[^\]]*\])?\s*;)");
@@ -212,9 +207,6 @@ std::vector<std::string> extern_variables(const std::string& ptx) {
   }
   return out;
 }
-
-bool jit(LinkContext& ctx, const std::vector<std::string>& options, const std::vector<Input>& inputs, bool want_ptx,
-         std::vector<char>& out, std::string& info);
 
 // Which components import each undefined symbol. LTO-IR is opaque, so each component is linked
 // on its own behind a probe kernel (the generated bindings, then a __global__ calling only its
@@ -381,6 +373,9 @@ void compile_link(LinkContext& ctx) {
       by_path.emplace(canon, inputs.size());
       inputs.push_back({c->name, path, std::move(bytes), k, {c.get()}});
     }
+    if (ctx.diags.has_errors()) return;
+    // Every object against its contract (conform.cpp) before anything is linked for real.
+    conform(ctx, inputs);
     if (ctx.diags.has_errors()) return;
   }
 

@@ -114,6 +114,8 @@ bool write_outputs(const LinkOptions& opt, const LinkResult& r, Diagnostics& dia
     std::string stem = opt.output.empty() ? std::string("pipelink") : opt.output;
     if (opt.save_temps) files.push_back({stem + ".generated.cu", r.generated_source.data(), r.generated_source.size()});
     if (!r.linked_ptx.empty()) files.push_back({stem + ".ptx", r.linked_ptx.data(), r.linked_ptx.size()});
+    if (opt.save_temps && !r.probe_ptx.empty())
+      files.push_back({stem + ".probe.ptx", r.probe_ptx.data(), r.probe_ptx.size()});
   }
   return write_files(files, diags);
 }

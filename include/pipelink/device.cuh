@@ -258,6 +258,57 @@ struct PipeReader {
 
 }  // namespace pl
 
+// ---- Declarations: what the code compiles in, checked against the contract -----------------
+// Every value a component compiles in that its contract also states is declared next to the code
+// that uses it, from the same constant:
+//
+//   constexpr unsigned kTileN = 128;
+//   PL_PROVIDE(wgmma_gu_main, tile_n, kTileN);     // [provide] tile_n, compiled in
+//   PL_PROVIDE_LINKED(gu_loader_main, stages);     // [provide] stages, read with PL_FACT / from the
+//                                                  // slots: any value the contract chooses works
+//   PL_USE(moe_gather_main, tile_m, kTileM);       // a [use]d fact the code compiled in (optional)
+//   PL_WARPS(wgmma_gu_main, 4);                    // [warps] count
+//   PL_REGISTERS(wgmma_gu_main, 216);              // the fewest registers per thread the code was
+//                                                  // built for: [warps] registers must be >= it
+//   PL_ARRIVE(wgmma_gu_main, acc, one);            // [[port]] acc: arrive = "one"
+//   PL_INSTANCES(wgmma_gu_main, 2);                // [component] instances (optional)
+//   PL_ROWS(swiglu_epilogue_main, out, tile, 64);  // rows of a port tensor (optional; PL_COLS too)
+//   PL_PER_TILE(swiglu_epilogue_main, out, 2);     // stages per tile (optional)
+//
+// Each declaration is a record (pl::Record) kept in the object (__attribute__((used))), whatever
+// the object's kind: NVRTC LTO-IR, an nvcc -dc host object, PTX. `pipelink link` reads the records
+// through a probe link and refuses the link when one disagrees with the contract, names something
+// the contract does not have, or when a required one is missing (provided facts, warps, registers,
+// arrive modes). The first argument is the component's entry, so one object may hold several
+// components. Records cost nothing at run time: nothing reads them.
+namespace pl {
+struct Record {
+  char magic[8];     // "PLREC1"
+  char kind[16];     // provide | provide_linked | use | warps | registers | arrive | instances | rows
+                     // | cols | per_tile
+  char scope[64];    // the component's entry
+  char key[64];      // fact, port or port.tensor ("" for warps, registers, instances)
+  long long value;
+};
+enum : long long { arrive_one = 0, arrive_warp = 1, arrive_thread = 2 };
+}  // namespace pl
+// One record per (kind, entry, key): the variable's name is built from them, so declaring the
+// same thing twice in one source is a compile error.
+#define PL_RECORD_(var, kind, entry, key, value) \
+  static __device__ __attribute__((used)) const ::pl::Record var = {"PLREC1", kind, #entry, key, static_cast<long long>(value)}
+#define PL_PROVIDE(entry, fact, value) PL_RECORD_(pl_record_provide_##entry##_##fact, "provide", entry, #fact, value)
+#define PL_PROVIDE_LINKED(entry, fact) PL_RECORD_(pl_record_provide_##entry##_##fact, "provide_linked", entry, #fact, 0)
+#define PL_USE(entry, fact, value) PL_RECORD_(pl_record_use_##entry##_##fact, "use", entry, #fact, value)
+#define PL_WARPS(entry, count) PL_RECORD_(pl_record_warps_##entry, "warps", entry, "", count)
+#define PL_REGISTERS(entry, count) PL_RECORD_(pl_record_registers_##entry, "registers", entry, "", count)
+#define PL_INSTANCES(entry, count) PL_RECORD_(pl_record_instances_##entry, "instances", entry, "", count)
+#define PL_ARRIVE(entry, port, mode) PL_RECORD_(pl_record_arrive_##entry##_##port, "arrive", entry, #port, ::pl::arrive_##mode)
+#define PL_ROWS(entry, port, tensor, rows) \
+  PL_RECORD_(pl_record_rows_##entry##_##port##_##tensor, "rows", entry, #port "." #tensor, rows)
+#define PL_COLS(entry, port, tensor, cols) \
+  PL_RECORD_(pl_record_cols_##entry##_##port##_##tensor, "cols", entry, #port "." #tensor, cols)
+#define PL_PER_TILE(entry, port, stages) PL_RECORD_(pl_record_per_tile_##entry##_##port, "per_tile", entry, #port, stages)
+
 #ifndef PL_CLASSIC
 // Facts are link-wide: one symbol per fact, defined (with external linkage) by the generated unit.
 #define PL_FACT_DECL(type, name) extern "C" __device__ const type pl_fact_##name

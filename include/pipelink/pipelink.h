@@ -39,6 +39,7 @@ struct LinkResult {
   bool ok = false;
   std::string generated_source;   // the generated connection unit
   std::string linked_ptx;         // nvJitLink -lto -ptx output
+  std::string probe_ptx;          // the conform pass's probe link (slots not folded), for inspection
   std::vector<char> cubin;
   std::string map;                // text map (what --map writes)
   std::string toolchain_log;      // ptxas / nvJitLink info log

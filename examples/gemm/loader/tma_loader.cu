@@ -22,6 +22,12 @@ enum : unsigned { kPortAB = 0 };                                   // [[port]] o
 enum : unsigned { kTensorA = 0, kTensorB = 1 };                    // [[port.tensor]] order
 }  // namespace tma_loader
 
+// What this code compiles in, checked against contract.toml by the linker.
+PL_PROVIDE_LINKED(tma_loader_main, stages);  // the ring's depth comes from the slots
+PL_WARPS(tma_loader_main, 1);
+PL_REGISTERS(tma_loader_main, 40);
+PL_ARRIVE(tma_loader_main, ab, one);  // one thread: expect_tx
+
 PL_COMPONENT(tma_loader_main) {
   using namespace tma_loader;
   if ((threadIdx.x & 31u) != 0) return;  // one elected thread issues every TMA

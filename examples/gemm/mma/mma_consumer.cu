@@ -64,6 +64,16 @@ PL_FACT_DECL(unsigned, tile_n);
 PL_FACT_DECL(unsigned, tile_k);
 #endif
 
+// What this code compiles in, checked against contract.toml by the linker.
+PL_PROVIDE(mma_consumer_main, tile_m, mma_consumer::kTileM);
+PL_PROVIDE(mma_consumer_main, tile_n, mma_consumer::kTileN);
+PL_PROVIDE(mma_consumer_main, tile_k, mma_consumer::kTileK);
+PL_WARPS(mma_consumer_main, mma_consumer::kWarps);
+PL_INSTANCES(mma_consumer_main, mma_consumer::kInstances);
+PL_REGISTERS(mma_consumer_main, 232);
+PL_ARRIVE(mma_consumer_main, ab, warp);  // lane 0 of each warp releases
+PL_ARRIVE(mma_consumer_main, c, one);    // one thread per instance commits
+
 PL_COMPONENT(mma_consumer_main) {
   using namespace mma_consumer;
 #ifdef PL_CHECKED

@@ -22,6 +22,11 @@ enum : unsigned { kPortC = 0 };                             // [[port]] order
 enum : unsigned { kTensorC = 0 };
 }  // namespace tile_writer
 
+// What this code compiles in, checked against contract.toml by the linker.
+PL_WARPS(tile_writer_main, 2);
+PL_REGISTERS(tile_writer_main, 40);
+PL_ARRIVE(tile_writer_main, c, warp);
+
 PL_COMPONENT(tile_writer_main) {
   using namespace tile_writer;
   float* C = ctx.ptr<float>(kParamC);

@@ -26,6 +26,13 @@ __device__ __forceinline__ unsigned pack(float l, float h) {
 __device__ __forceinline__ unsigned act2(unsigned g, unsigned u, float w) { return pack(act(lo(g), lo(u), w), act(hi(g), hi(u), w)); }
 }  // namespace moe_swiglu
 
+// What this code compiles in, checked against contract.toml by the linker.
+PL_PROVIDE_LINKED(moe_swiglu_main, out_rows);  // read from the out port's slots
+PL_WARPS(moe_swiglu_main, 2);
+PL_REGISTERS(moe_swiglu_main, 40);
+PL_ARRIVE(moe_swiglu_main, acc, warp);
+PL_ARRIVE(moe_swiglu_main, out, warp);
+
 PL_COMPONENT(moe_swiglu_main) {
   using namespace moe_swiglu;
   const unsigned tile_m = PL_FACT(tile_m), tile_n = PL_FACT(tile_n), chunks = tile_n / 8;

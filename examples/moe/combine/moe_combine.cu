@@ -20,6 +20,11 @@ __device__ __forceinline__ float lo(unsigned v) { return __uint_as_float(v << 16
 __device__ __forceinline__ float hi(unsigned v) { return __uint_as_float(v & 0xFFFF0000u); }
 }  // namespace moe_combine
 
+// What this code compiles in, checked against contract.toml by the linker.
+PL_WARPS(moe_combine_main, 2);
+PL_REGISTERS(moe_combine_main, 40);
+PL_ARRIVE(moe_combine_main, out, warp);
+
 PL_COMPONENT(moe_combine_main) {
   using namespace moe_combine;
   float* y = ctx.ptr<float>(kParamY);

@@ -13,6 +13,13 @@ enum : unsigned { kPortAB = 0 };
 enum : unsigned { kTensorA = 0 };
 }  // namespace moe_a_loader
 
+// What this code compiles in, checked against a_loader.toml by the linker.
+PL_PROVIDE(moe_a_loader_main, expert_align, 128);  // its TMA boxes never straddle two experts' rows
+PL_WARPS(moe_a_loader_main, 1);
+PL_INSTANCES(moe_a_loader_main, 1);
+PL_REGISTERS(moe_a_loader_main, 40);
+PL_ARRIVE(moe_a_loader_main, ab, one);
+
 PL_COMPONENT(moe_a_loader_main) {
   using namespace moe_a_loader;
   if ((threadIdx.x & 31u) != 0) return;

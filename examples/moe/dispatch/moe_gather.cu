@@ -29,6 +29,14 @@ __device__ __forceinline__ void arrive_when_landed(unsigned mbar) {
 }
 }  // namespace moe_gather
 
+// What this code compiles in, checked against gather.toml by the linker.
+PL_PROVIDE(moe_gather_main, expert_align, 128);
+PL_USE(moe_gather_main, tile_m, moe_gather::kTileM);
+PL_WARPS(moe_gather_main, GATHER_WARPS);
+PL_INSTANCES(moe_gather_main, 1);
+PL_REGISTERS(moe_gather_main, 40);
+PL_ARRIVE(moe_gather_main, ab, thread);  // every thread's cp.async group arrives
+
 PL_COMPONENT(moe_gather_main) {
   using namespace moe_gather;
   const unsigned short* X = ctx.ptr<const unsigned short>(kParamX);

@@ -16,6 +16,13 @@ enum : unsigned { kPortAB = 0 };
 enum : unsigned { kTensorB = 1 };  // the stage holds a (the dispatch owner's) and b (ours)
 }  // namespace moe_w_loader
 
+// What this code compiles in, checked against w_loader.toml by the linker.
+PL_PROVIDE_LINKED(moe_w_loader_main, stages);  // the ring's depth comes from the slots
+PL_WARPS(moe_w_loader_main, 1);
+PL_INSTANCES(moe_w_loader_main, 1);
+PL_REGISTERS(moe_w_loader_main, 40);
+PL_ARRIVE(moe_w_loader_main, ab, one);
+
 PL_COMPONENT(moe_w_loader_main) {
   using namespace moe_w_loader;
   if ((threadIdx.x & 31u) != 0) return;

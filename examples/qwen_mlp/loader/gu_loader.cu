@@ -22,6 +22,12 @@ enum : unsigned { kPortAB = 0 };
 enum : unsigned { kTensorA = 0, kTensorB = 1 };
 }  // namespace gu_loader
 
+// What this code compiles in, checked against the contracts by the linker.
+PL_PROVIDE_LINKED(gu_loader_main, stages);  // the ring's depth comes from the slots
+PL_WARPS(gu_loader_main, 1);
+PL_REGISTERS(gu_loader_main, 40);
+PL_ARRIVE(gu_loader_main, ab, one);  // one thread: expect_tx
+
 PL_COMPONENT(gu_loader_main) {
   using namespace gu_loader;
   if ((threadIdx.x & 31u) != 0) return;

@@ -84,6 +84,16 @@ __device__ __forceinline__ unsigned pack_bf16(float lo, float hi) {
 }
 }  // namespace wgmma_gu
 
+// What this code compiles in, checked against each variant's contract by the linker.
+PL_PROVIDE(wgmma_gu_main, tile_m, wgmma_gu::kTileM);
+PL_PROVIDE(wgmma_gu_main, tile_n, wgmma_gu::kTileN);
+PL_PROVIDE(wgmma_gu_main, tile_k, wgmma_gu::kTileK);
+PL_WARPS(wgmma_gu_main, 4);
+PL_INSTANCES(wgmma_gu_main, wgmma_gu::kInstances);
+PL_REGISTERS(wgmma_gu_main, 216);        // the accumulators fit in 216 (MoE runs it with 216, Qwen with 232)
+PL_ARRIVE(wgmma_gu_main, ab, warp);      // lane 0 of each warp releases
+PL_ARRIVE(wgmma_gu_main, acc, one);      // one thread per instance commits
+
 PL_COMPONENT(wgmma_gu_main) {
   using namespace wgmma_gu;
   const unsigned lane = threadIdx.x & 31u, warp = ctx.warp();

@@ -23,6 +23,11 @@ __device__ __forceinline__ void wait_reads() { asm volatile("cp.async.bulk.wait_
 __device__ __forceinline__ void wait_all() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
 }  // namespace tma_store
 
+// What this code compiles in, checked against contract.toml by the linker.
+PL_WARPS(tma_store_main, 1);
+PL_REGISTERS(tma_store_main, 40);
+PL_ARRIVE(tma_store_main, out, one);
+
 PL_COMPONENT(tma_store_main) {
   using namespace tma_store;
   if ((threadIdx.x & 31u) != 0) return;

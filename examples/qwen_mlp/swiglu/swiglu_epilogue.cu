@@ -29,6 +29,13 @@ __device__ __forceinline__ unsigned swiglu2(unsigned g, unsigned u) {
 }
 }  // namespace swiglu_epilogue
 
+// What this code compiles in, checked against contract.toml by the linker.
+PL_WARPS(swiglu_epilogue_main, 2);
+PL_REGISTERS(swiglu_epilogue_main, 40);
+PL_ARRIVE(swiglu_epilogue_main, acc, warp);
+PL_ARRIVE(swiglu_epilogue_main, out, warp);
+PL_ROWS(swiglu_epilogue_main, out, tile, swiglu_epilogue::kOutRows);
+
 PL_COMPONENT(swiglu_epilogue_main) {
   using namespace swiglu_epilogue;
   const unsigned tile_m = PL_FACT(tile_m), tile_n = PL_FACT(tile_n);

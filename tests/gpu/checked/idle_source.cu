@@ -3,4 +3,9 @@
 // out, name the pipe, stage and phase, and let the kernel end instead of hanging the GPU.
 #include "pipelink/device.cuh"
 
+PL_PROVIDE_LINKED(idle_source_main, rows);
+PL_PROVIDE_LINKED(idle_source_main, cols);
+PL_WARPS(idle_source_main, 1);
+PL_ARRIVE(idle_source_main, t, one);
+
 PL_COMPONENT(idle_source_main) { (void)ctx; }

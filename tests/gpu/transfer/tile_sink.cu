@@ -5,6 +5,9 @@
 PL_FACT_DECL(unsigned, rows);
 PL_FACT_DECL(unsigned, cols);
 
+PL_WARPS(tile_sink_main, 2);
+PL_ARRIVE(tile_sink_main, t, warp);
+
 PL_COMPONENT(tile_sink_main) {
   const unsigned rows = PL_FACT(rows), cols = PL_FACT(cols);
   float* out = ctx.ptr<float>(0);

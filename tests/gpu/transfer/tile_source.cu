@@ -5,6 +5,11 @@
 PL_FACT_DECL(unsigned, rows);
 PL_FACT_DECL(unsigned, cols);
 
+PL_PROVIDE_LINKED(tile_source_main, rows);
+PL_PROVIDE_LINKED(tile_source_main, cols);
+PL_WARPS(tile_source_main, 1);
+PL_ARRIVE(tile_source_main, t, one);
+
 PL_COMPONENT(tile_source_main) {
   const unsigned rows = PL_FACT(rows), cols = PL_FACT(cols), lane = threadIdx.x & 31u;
   pl::PipeWriter w(ctx, 0);

@@ -1,0 +1,395 @@
+// conform — checks every component's compiled code against its contract.
+//
+// A contract must not be able to lie. This pass reads the code PipeLink otherwise treats as opaque,
+// through one probe link: the generated bindings (facts, as in the real link) and one probe kernel
+// per component whose slot table is a *mutable* __device__ variable, linked with every component
+// object by nvJitLink -lto -ptx. Facts fold as in the real link; nothing the linker allocated
+// (barrier ids, offsets) can, so a constant left where a slot belongs was written by the component.
+// From the probe's PTX it checks:
+//   1. records: the values the code declares it compiled in (PL_PROVIDE, PL_WARPS, PL_REGISTERS,
+//      PL_ARRIVE, PL_INSTANCES, PL_ROWS/PL_COLS, PL_PER_TILE in pipelink/device.cuh) against the
+//      contract: a disagreement, a record the contract has no counterpart for, or a missing required
+//      record (provided facts, warps, registers, arrive modes) refuses the link [records];
+//   2. conformance of each component's code (its probe kernel and every function it calls)
+//      [conformance]: barrier 0 (__syncthreads: the other warp roles never reach it) or a named
+//      barrier id that is a constant; setmaxnreg (register budgets belong to the generated entry);
+//      static __shared__ memory (the allocator cannot place it: use an [[smem]] region); cluster or
+//      distributed-shared-memory instructions (PipeLink links one-block kernels); exit or trap
+//      outside a PL_CHECKED build.
+// PTX component inputs are read as they are. A cubin input has no readable records and is refused.
+//
+// Does not: run for the monolithic control (it compiles the same sources); see what the code does
+// with a value at run time (a barrier id computed from a slot plus a constant passes); write files.
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "context.h"
+#include "toolchain.h"
+
+namespace pipelink {
+
+namespace {
+
+struct Record {
+  std::string kind, scope, key;
+  int64_t value = 0;
+};
+
+// The byte initialiser of a PTX `.b8 name[N] = {...}` global, zero-padded to N.
+std::vector<unsigned char> ptx_bytes(const std::string& list, size_t n) {
+  std::vector<unsigned char> b;
+  b.reserve(n);
+  std::istringstream is(list);
+  for (std::string tok; std::getline(is, tok, ',');) {
+    size_t i = tok.find_first_not_of(" \t\n");
+    if (i == std::string::npos) continue;
+    unsigned long v = std::strtoul(tok.c_str() + i, nullptr, 0);
+    b.push_back(static_cast<unsigned char>(v & 0xff));
+    if (b.size() == n) break;
+  }
+  b.resize(n, 0);
+  return b;
+}
+
+std::string cstr(const unsigned char* p, size_t n) {
+  size_t len = 0;
+  while (len < n && p[len]) ++len;
+  return std::string(reinterpret_cast<const char*>(p), len);
+}
+
+// Layout of pl::Record (device.cuh): magic[8] kind[16] scope[64] key[64] value(int64), 160 bytes.
+constexpr size_t kRecordBytes = 160;
+
+std::vector<Record> read_records(const std::string& ptx) {
+  static const std::regex glob(R"(\.global\s+\.align\s+\d+\s+\.b8\s+([A-Za-z_$][\w$]*)\[(\d+)\]\s*=\s*\{([^}]*)\})");
+  std::vector<Record> out;
+  for (std::sregex_iterator it(ptx.begin(), ptx.end(), glob), end; it != end; ++it) {
+    size_t n = std::stoul((*it)[2].str());
+    if (n != kRecordBytes) continue;
+    std::vector<unsigned char> b = ptx_bytes((*it)[3].str(), n);
+    if (std::memcmp(b.data(), "PLREC1\0", 7) != 0) continue;
+    Record r;
+    r.kind = cstr(&b[8], 16);
+    r.scope = cstr(&b[24], 64);
+    r.key = cstr(&b[88], 64);
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; --i) v = (v << 8) | b[152 + i];
+    r.value = static_cast<int64_t>(v);
+    out.push_back(r);
+  }
+  return out;
+}
+
+// The PTX functions (.entry and .func) by name, each with its body's lines.
+std::map<std::string, std::vector<std::string>> ptx_functions(const std::string& ptx) {
+  static const std::regex head(R"(^\s*(?:\.visible\s+|\.weak\s+)?(\.entry|\.func)\s+(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*))");
+  std::map<std::string, std::vector<std::string>> fns;
+  std::istringstream ls(ptx);
+  std::string cur;
+  int depth = 0;
+  bool in_body = false;
+  for (std::string line; std::getline(ls, line);) {
+    std::smatch m;
+    if (!in_body && std::regex_search(line, m, head)) {
+      cur = m[2].str();
+      fns[cur];
+      depth = 0;
+    }
+    if (cur.empty()) continue;
+    for (char ch : line) {
+      if (ch == '{') { ++depth; in_body = true; }
+      if (ch == '}') --depth;
+    }
+    if (in_body) fns[cur].push_back(line);
+    if (in_body && depth == 0) { in_body = false; cur.clear(); }
+    // A declaration without a body (`.func foo(...);`) ends at its semicolon.
+    if (!in_body && !cur.empty() && line.find(';') != std::string::npos) cur.clear();
+  }
+  return fns;
+}
+
+// `name` and everything it calls, transitively.
+std::vector<std::string> closure(const std::map<std::string, std::vector<std::string>>& fns, const std::string& root) {
+  static const std::regex call(R"(\bcall(?:\.uni)?\s+(?:\([^)]*\)\s*,\s*)?([A-Za-z_$][\w$]*))");
+  std::vector<std::string> order{root};
+  std::set<std::string> seen{root};
+  for (size_t i = 0; i < order.size(); ++i) {
+    auto it = fns.find(order[i]);
+    if (it == fns.end()) continue;
+    for (const std::string& line : it->second) {
+      std::smatch m;
+      if (std::regex_search(line, m, call) && fns.count(m[1].str()) && seen.insert(m[1].str()).second)
+        order.push_back(m[1].str());
+    }
+  }
+  return order;
+}
+
+std::string trim(std::string s) {
+  size_t a = s.find_first_not_of(" \t"), b = s.find_last_not_of(" \t\r");
+  return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
+}
+
+const char* arrive_name(int64_t v) { return v == 0 ? "one" : v == 1 ? "warp" : v == 2 ? "thread" : "?"; }
+
+// ---- 1. records against the contract ----
+struct Expected {
+  std::string what;      // how the contract states it
+  SourceLoc loc;
+  std::optional<int64_t> value;  // nullopt: the contract's value depends on a run-time parameter
+  bool required;
+  std::string suggest;   // the declaration to add when missing
+};
+
+void check_records(LinkContext& ctx, const Contract& c, const std::string& object, const std::vector<Record>& all) {
+  std::map<std::pair<std::string, std::string>, Expected> want;  // (kind, key)
+  const std::string& e = c.entry;
+  for (const FactProvide& p : c.provides) {
+    const int64_t v = ctx.fact_value(p.name).value_or(p.value.value);
+    want[{"provide", p.name}] = {"[provide] " + p.name, p.value.loc, v, true,
+                                 "PL_PROVIDE(" + e + ", " + p.name + ", " + std::to_string(v) + ")"};
+  }
+  want[{"warps", ""}] = {"[warps] count", c.warps.loc.known() ? c.warps.loc : c.warps_loc, c.warps.value, true,
+                         "PL_WARPS(" + e + ", " + std::to_string(c.warps.value) + ")"};
+  if (c.registers)
+    want[{"registers", ""}] = {"[warps] registers", c.registers->loc, c.registers->value, true,
+                               "PL_REGISTERS(" + e + ", " + std::to_string(c.registers->value) + ")"};
+  want[{"instances", ""}] = {"[component] instances", c.instances ? c.instances->loc : c.loc,
+                             c.instances ? c.instances->value : 1, false, ""};
+  auto fact = [&](const std::string& n) { return ctx.fact_value(n); };
+  for (const PortDecl& p : c.ports) {
+    const char* mode = p.arrive == Arrive::One ? "one" : p.arrive == Arrive::Warp ? "warp" : "thread";
+    want[{"arrive", p.name}] = {"port '" + p.name + "' arrive = \"" + mode + "\"", p.loc,
+                                static_cast<int64_t>(p.arrive == Arrive::One ? 0 : p.arrive == Arrive::Warp ? 1 : 2), true,
+                                "PL_ARRIVE(" + e + ", " + p.name + ", " + mode + ")"};
+    for (const TensorDecl& t : p.tensors) {
+      if (t.any_shape) continue;
+      want[{"rows", p.name + "." + t.name}] = {"port '" + p.name + "' tensor '" + t.name + "' rows", t.rows.loc, t.rows.value, false, ""};
+      want[{"cols", p.name + "." + t.name}] = {"port '" + p.name + "' tensor '" + t.name + "' cols", t.cols.loc, t.cols.value, false, ""};
+    }
+    if (p.per_tile_declared) {
+      std::string err;
+      std::optional<int64_t> v = p.per_tile.eval(fact, err);
+      want[{"per_tile", p.name}] = {"port '" + p.name + "' per_tile = \"" + p.per_tile.text() + "\"", p.per_tile_loc, v, false, ""};
+    }
+  }
+
+  for (const FactUse& u : c.uses)
+    want[{"use", u.name}] = {"[use] " + u.name, u.loc, ctx.fact_value(u.name), false, ""};
+
+  std::map<std::pair<std::string, std::string>, const Record*> seen;
+  for (const Record& r : all) {
+    if (r.scope != e) continue;
+    // A provided fact the code reads at link time: any value the contract states is right.
+    std::pair<std::string, std::string> k{r.kind == "provide_linked" ? "provide" : r.kind, r.key};
+    if (r.kind == "provide_linked") {
+      if (want.count(k)) seen[k] = &r;
+      else
+        ctx.diags.error("records", "component '" + c.name + "': object '" + object + "' declares that it provides fact '" +
+                                       r.key + "', which contract " + c.path + " does not provide", c.loc);
+      continue;
+    }
+    if (auto s = seen.find(k); s != seen.end()) {
+      if (s->second->value != r.value)
+        ctx.diags.error("records", "component '" + c.name + "': object '" + object + "' declares " + r.kind +
+                                       (r.key.empty() ? "" : " '" + r.key + "'") + " twice, as " +
+                                       std::to_string(s->second->value) + " and " + std::to_string(r.value), c.loc);
+      continue;
+    }
+    seen[k] = &r;
+    auto w = want.find(k);
+    if (w == want.end()) {
+      Diagnostic& d = ctx.diags.error("records", "component '" + c.name + "': object '" + object + "' declares " + r.kind +
+                                                     (r.key.empty() ? "" : " '" + r.key + "'") + " = " + std::to_string(r.value) +
+                                                     ", which contract " + c.path + " does not state", c.loc);
+      d.notes.push_back("the code and the contract disagree: add it to the contract, or remove the declaration and the code that depends on it");
+      continue;
+    }
+    const Expected& x = w->second;
+    if (!x.value) {
+      ctx.diags.error("records", "component '" + c.name + "': object '" + object + "' compiles in " + x.what + " as " +
+                                     std::to_string(r.value) + ", but the contract's value depends on a run-time parameter",
+                      x.loc);
+      continue;
+    }
+    if (r.kind == "registers") {  // a floor: the code needs at least this many registers per thread
+      if (*x.value < r.value) {
+        Diagnostic& d = ctx.diags.error("records", "component '" + c.name + "': [warps] registers = " + std::to_string(*x.value) +
+                                                       " in the contract, but object '" + object + "' was built for at least " +
+                                                       std::to_string(r.value) + " registers per thread", x.loc);
+        d.notes.push_back("with fewer, ptxas spills or setmaxnreg takes registers the code holds: raise the budget");
+      }
+      continue;
+    }
+    if (*x.value != r.value) {
+      std::string got = r.kind == "arrive" ? std::string("\"") + arrive_name(r.value) + "\"" : std::to_string(r.value);
+      std::string exp = r.kind == "arrive" ? std::string("\"") + arrive_name(*x.value) + "\"" : std::to_string(*x.value);
+      Diagnostic& d = ctx.diags.error("records", "component '" + c.name + "': " + x.what + " is " + exp +
+                                                     " in the contract but " + got + " in object '" + object + "'", x.loc);
+      d.notes.push_back("the object was compiled for " + got + ": rebuild it, or correct the contract");
+    }
+  }
+  std::vector<const Expected*> missing;
+  for (const auto& [k, x] : want)
+    if (x.required && !seen.count(k)) missing.push_back(&x);
+  std::stable_sort(missing.begin(), missing.end(), [](const Expected* a, const Expected* b) { return a->loc.line < b->loc.line; });
+  for (const Expected* xp : missing) {
+    const Expected& x = *xp;
+    Diagnostic& d = ctx.diags.error("records", "component '" + c.name + "': object '" + object + "' does not declare " + x.what +
+                                                   " (a value its code depends on)", x.loc);
+    d.notes.push_back("declare it in the component's source, from the constant the code uses: " + x.suggest + ";");
+  }
+}
+
+// ---- 2. conformance of the code ----
+struct Finding { std::string rule, what, first; int count = 0; };
+
+void scan_code(LinkContext& ctx, const Contract& c, const std::string& object,
+               const std::map<std::string, std::vector<std::string>>& fns, const std::string& root,
+               const std::map<std::string, int64_t>& static_shared) {
+  static const std::regex barrier(R"(^\s*(?:@!?%\w+\s+)?(?:bar|barrier)\.(?:sync|arrive|red)[\w.]*\s+([^,;\s]+))");
+  static const std::regex movimm(R"(^\s*mov\.[usb]32\s+(%\w+)\s*,\s*(-?(?:0[xX][0-9a-fA-F]+|\d+))\s*;)");
+  static const std::regex setmaxnreg(R"(\bsetmaxnreg\.)");
+  static const std::regex cluster(R"(\bmapa\b|\bbarrier\.cluster|%cluster_|%clusterid|%is_explicit_cluster|multicast::cluster|\bgetctarank\b|\.shared::cluster[^;]*\bmbarrier\b.*\bmapa\b)");
+  static const std::regex exit_trap(R"(^\s*(?:@!?%\w+\s+)?(exit|trap|brkpt)\s*;)");
+  static const std::regex name(R"([A-Za-z_$][\w$]*)");
+  bool checked = false;
+  for (const std::string& d : ctx.opt.defines) checked |= d == "PL_CHECKED" || d.rfind("PL_CHECKED=", 0) == 0;
+
+  std::map<std::string, Finding> found;  // by kind, first occurrence kept
+  auto add = [&](const std::string& key, const std::string& what, const std::string& line) {
+    Finding& f = found[key];
+    if (f.count++ == 0) { f.what = what; f.first = trim(line); }
+  };
+  std::set<std::string> shared_used;
+  for (const std::string& fn : closure(fns, root)) {
+    const std::vector<std::string>& body = fns.at(fn);
+    std::map<std::string, long long> consts;  // registers set once from an immediate
+    std::map<std::string, int> defs;
+    // Instructions whose first operand is a destination (not st, bar, red, cp, ...).
+    static const std::regex def(R"(^\s*(?:@!?%\w+\s+)?(?!st\.|bar\.|barrier\.|red\.|cp\.|prefetch|mbarrier\.|tensormap\.)[a-z][\w.:]*\s+(%\w+)\s*,)");
+    for (const std::string& line : body) {
+      std::smatch m;
+      if (std::regex_search(line, m, def)) ++defs[m[1].str()];
+      if (std::regex_search(line, m, movimm)) consts[m[1].str()] = std::stoll(m[2].str(), nullptr, 0);
+    }
+    for (const std::string& line : body) {
+      std::smatch m;
+      if (std::regex_search(line, m, barrier)) {
+        std::string op = m[1].str();
+        std::optional<long long> id;
+        if (!op.empty() && op[0] != '%') id = std::stoll(op, nullptr, 0);
+        else if (consts.count(op) && defs[op] == 1) id = consts[op];
+        if (id && *id == 0)
+          add("bar0", "waits on barrier 0 (__syncthreads), which the block's other warp roles never reach", line);
+        else if (id)
+          add("barid", "uses the hard-coded named barrier id " + std::to_string(*id) +
+                           " instead of an id the linker allocated (declare a [[named_barrier]], use ctx.slots->bar[i])", line);
+      }
+      if (std::regex_search(line, setmaxnreg))
+        add("setmaxnreg", "issues setmaxnreg; register budgets belong to the generated entry (declare [warps] registers)", line);
+      if (std::regex_search(line, cluster))
+        add("cluster", "uses cluster or distributed-shared-memory instructions, but its contract declares no cluster "
+                       "(PipeLink links one-block kernels)", line);
+      if (!checked && std::regex_search(line, m, exit_trap))
+        add("exit", std::string("executes '") + m[1].str() + "' outside a PL_CHECKED build, ending its warps while the "
+                    "others wait on them", line);
+      for (std::sregex_iterator it(line.begin(), line.end(), name), end; it != end; ++it)
+        if (static_shared.count(it->str())) shared_used.insert(it->str());
+    }
+  }
+  for (const std::string& s : shared_used)
+    add("static-shared:" + s, "declares " + std::to_string(static_shared.at(s)) + " bytes of static __shared__ memory ('" + s +
+                                  "') that its contract cannot account for (use an [[smem]] region)", "");
+  for (const auto& [key, f] : found) {
+    Diagnostic& d = ctx.diags.error("conformance", "component '" + c.name + "' " + f.what, c.loc);
+    if (!f.first.empty())
+      d.notes.push_back("in object '" + object + "': `" + f.first + "`" +
+                        (f.count > 1 ? " and " + std::to_string(f.count - 1) + " more" : ""));
+    else
+      d.notes.push_back("in object '" + object + "'");
+  }
+}
+
+std::map<std::string, int64_t> static_shared_vars(const std::string& ptx) {
+  static const std::regex sh(R"(^\s*(?:\.visible\s+|\.weak\s+)?\.shared\s+(?:\.align\s+(\d+)\s+)?\.(\w+)\s+([A-Za-z_$][\w$]*)(?:\[(\d+)\])?)");
+  std::map<std::string, int64_t> out;
+  std::istringstream ls(ptx);
+  for (std::string line; std::getline(ls, line);) {
+    std::smatch m;
+    if (line.find(".extern") != std::string::npos || !std::regex_search(line, m, sh)) continue;
+    std::string ty = m[2].str();
+    int64_t elem = ty == "b8" || ty == "u8" || ty == "s8" ? 1 : ty.find("16") != std::string::npos ? 2
+                 : ty.find("64") != std::string::npos ? 8 : 4;
+    out[m[3].str()] = elem * (m[4].matched ? std::stoll(m[4].str()) : 1);
+  }
+  return out;
+}
+
+}  // namespace
+
+void conform(LinkContext& ctx, const std::vector<Input>& inputs) {
+  const std::string& gen = ctx.result.generated_source;
+  const size_t cut = gen.find(kEntryMarker);
+  if (cut == std::string::npos) return;
+
+  // Which contracts come as PTX text (read directly), which need the probe link, which are cubins.
+  std::vector<Input> probe_inputs;
+  std::vector<std::pair<const Contract*, const Input*>> ptx_components, probe_components;
+  for (const Input& in : inputs) {
+    if (in.contracts.empty()) continue;
+    for (const Contract* c : in.contracts) {
+      if (in.kind == InputKind::Ptx) ptx_components.push_back({c, &in});
+      else if (in.kind == InputKind::Cubin)
+        ctx.diags.error("records", "component '" + c->name + "' is a cubin ('" + in.path + "'): PipeLink cannot read the "
+                                   "declarations its code depends on; give it as LTO-IR, an nvcc -dc object or PTX", c->object_loc);
+      else probe_components.push_back({c, &in});
+    }
+    if (in.kind != InputKind::Ptx && in.kind != InputKind::Cubin) probe_inputs.push_back(in);
+  }
+
+  auto check_component = [&](const Contract& c, const std::string& object, const std::string& ptx, const std::string& root) {
+    std::vector<Record> recs = read_records(ptx);
+    check_records(ctx, c, object, recs);
+    auto fns = ptx_functions(ptx);
+    if (!fns.count(root)) return;
+    scan_code(ctx, c, object, fns, root, static_shared_vars(ptx));
+  };
+
+  for (const auto& [c, in] : ptx_components) {
+    std::string text(in->bytes.begin(), in->bytes.end());
+    while (!text.empty() && text.back() == '\0') text.pop_back();
+    check_component(*c, in->path, text, c->entry);
+  }
+  if (probe_components.empty()) return;
+
+  std::ostringstream probe;
+  probe << gen.substr(0, cut)
+        << "// ---- conformance probe: slots the components cannot see as constants ----\n"
+        << "__device__ pl::Slots pl_probe_slots[" << probe_components.size() << "];\n";
+  for (size_t i = 0; i < probe_components.size(); ++i)
+    probe << "extern \"C\" __global__ void pl_probe_" << i << "(const __grid_constant__ pl::Args args) {\n"
+          << "  extern __shared__ __align__(1024) unsigned char pl_smem[];\n"
+          << "  pl::Ctx ctx;\n  ctx.args = &args;\n  ctx.smem = pl_smem;\n  ctx.slots = &pl_probe_slots[" << i << "];\n  "
+          << probe_components[i].first->entry << "(ctx);\n}\n";
+  Diagnostics quiet;  // a probe that fails to link fails the real link too, which reports it
+  LinkContext pc(ctx.opt, quiet);
+  pc.target = ctx.target;
+  std::vector<char> ir = compile_to_ltoir(pc, probe.str(), "pipelink_probe.cu");
+  if (ir.empty()) return;
+  std::vector<Input> pin{{"probe", "", std::move(ir), InputKind::LtoIr, {}}};
+  for (const Input& in : probe_inputs) pin.push_back(in);
+  std::vector<char> out;
+  std::string info;
+  if (!jit(pc, {"-arch=" + ctx.target.arch, "-lto", "-ptx"}, pin, true, out, info)) return;
+  const std::string ptx(out.begin(), out.end());
+  ctx.result.probe_ptx = ptx;
+  for (size_t i = 0; i < probe_components.size(); ++i)
+    check_component(*probe_components[i].first, probe_components[i].second->path, ptx, "pl_probe_" + std::to_string(i));
+}
+
+}  // namespace pipelink

@@ -1,0 +1,31 @@
+// toolchain.h — the NVRTC and nvJitLink calls shared by compile_link and conform (internal).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "context.h"
+
+namespace pipelink {
+
+enum class InputKind { LtoIr, Object, Ptx, Cubin, Fatbin, Unknown };
+
+// One input of an nvJitLink link: the generated unit or a component object.
+struct Input {
+  std::string label;  // component name(s) or "generated"
+  std::string path;
+  std::vector<char> bytes;
+  InputKind kind;
+  std::vector<const Contract*> contracts;  // the contracts naming this object (none for generated code)
+};
+
+// NVRTC → LTO-IR (-dlto -rdc=true, the link's -I/-D). Returns empty on failure (reported).
+std::vector<char> compile_to_ltoir(LinkContext& ctx, const std::string& source, const std::string& name);
+// nvJitLink over `inputs`: linked PTX (want_ptx) or a cubin into `out`; the info log into `info`.
+bool jit(LinkContext& ctx, const std::vector<std::string>& options, const std::vector<Input>& inputs, bool want_ptx,
+         std::vector<char>& out, std::string& info);
+
+// The conform pass (conform.cpp): every component object checked against its contract.
+void conform(LinkContext& ctx, const std::vector<Input>& inputs);
+
+}  // namespace pipelink
