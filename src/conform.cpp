@@ -129,9 +129,16 @@ std::vector<std::string> closure(const std::map<std::string, std::vector<std::st
   return order;
 }
 
-std::string trim(std::string s) {
-  size_t a = s.find_first_not_of(" \t"), b = s.find_last_not_of(" \t\r");
-  return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
+// One instruction as a note shows it: trimmed, runs of blanks as one space.
+std::string trim(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    const bool blank = ch == ' ' || ch == '\t' || ch == '\r';
+    if (blank && (out.empty() || out.back() == ' ')) continue;
+    out += blank ? ' ' : ch;
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
 }
 
 const char* arrive_name(int64_t v) { return v == 0 ? "one" : v == 1 ? "warp" : v == 2 ? "thread" : "?"; }
@@ -163,7 +170,7 @@ void check_records(LinkContext& ctx, const Contract& c, const std::string& objec
   auto fact = [&](const std::string& n) { return ctx.fact_value(n); };
   for (const PortDecl& p : c.ports) {
     const char* mode = p.arrive == Arrive::One ? "one" : p.arrive == Arrive::Warp ? "warp" : "thread";
-    want[{"arrive", p.name}] = {"port '" + p.name + "' arrive = \"" + mode + "\"", p.loc,
+    want[{"arrive", p.name}] = {"port '" + p.name + "' arrive", p.loc,
                                 static_cast<int64_t>(p.arrive == Arrive::One ? 0 : p.arrive == Arrive::Warp ? 1 : 2), true,
                                 "PL_ARRIVE(" + e + ", " + p.name + ", " + mode + ")"};
     for (const TensorDecl& t : p.tensors) {
@@ -203,8 +210,9 @@ void check_records(LinkContext& ctx, const Contract& c, const std::string& objec
     seen[k] = &r;
     auto w = want.find(k);
     if (w == want.end()) {
+      const std::string v = r.kind == "arrive" ? std::string("\"") + arrive_name(r.value) + "\"" : std::to_string(r.value);
       Diagnostic& d = ctx.diags.error("records", "component '" + c.name + "': object '" + object + "' declares " + r.kind +
-                                                     (r.key.empty() ? "" : " '" + r.key + "'") + " = " + std::to_string(r.value) +
+                                                     (r.key.empty() ? "" : " '" + r.key + "'") + " = " + v +
                                                      ", which contract " + c.path + " does not state", c.loc);
       d.notes.push_back("the code and the contract disagree: add it to the contract, or remove the declaration and the code that depends on it");
       continue;
