@@ -31,7 +31,14 @@ PL_PROVIDE_LINKED(moe_swiglu_main, out_rows);  // read from the out port's slots
 PL_WARPS(moe_swiglu_main, 2);
 PL_REGISTERS(moe_swiglu_main, 40);
 PL_ARRIVE(moe_swiglu_main, acc, warp);
+// MOE_SWIGLU_COMMIT_ONCE (used only by the modified-facts experiment's code-only cases): the
+// owner's edit that commits each out stage once per instance, after a named barrier, instead of
+// once per warp. Its declaration follows the code; the contract is left as it was.
+#ifdef MOE_SWIGLU_COMMIT_ONCE
+PL_ARRIVE(moe_swiglu_main, out, one);
+#else
 PL_ARRIVE(moe_swiglu_main, out, warp);
+#endif
 
 PL_COMPONENT(moe_swiglu_main) {
   using namespace moe_swiglu;
@@ -55,8 +62,13 @@ PL_COMPONENT(moe_swiglu_main) {
         dst[v] = make_uint4(act2(g.x, u.x, w), act2(g.y, u.y, w), act2(g.z, u.z, w), act2(g.w, u.w, w));
       }
       pl::fence_async_shared();  // "out" is read by a TMA store (async proxy)
+#ifdef MOE_SWIGLU_COMMIT_ONCE
+      __syncwarp();
+      if (ctx.thread() == 0) out.commit();
+#else
       __syncwarp();
       if ((threadIdx.x & 31u) == 0) out.commit();
+#endif
       out.advance();
     }
     __syncwarp();
