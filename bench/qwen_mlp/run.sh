@@ -25,10 +25,17 @@ for k in fused fused_control fused_medium fused_medium_control fused_narrow fuse
          gemm gemm_control gemm_medium gemm_medium_control gemm_narrow gemm_narrow_control gemm_small gemm_small_control; do
   if [ -f "$K/$k.cubin" ] && [ -f "$K/$k.map" ]; then
     args+=("--${k//_/-}" "$K/$k.cubin" "$K/$k.map")
+  elif [ -n "${REQUIRE_ALL:-}" ]; then
+    echo "run.sh: FAIL: $K/$k.cubin or $K/$k.map does not exist (REQUIRE_ALL is set: every kernel must run)"
+    exit 2
   else
     echo "run.sh: skipping $k: $K/$k.cubin or $K/$k.map does not exist"
   fi
 done
+if [ ${#args[@]} -eq 0 ]; then
+  echo "run.sh: FAIL: no PipeLink kernel found under $K; nothing would run"
+  exit 2
+fi
 
 mkdir -p "$RES"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader || true

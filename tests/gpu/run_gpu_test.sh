@@ -11,7 +11,8 @@ fi
 set -e
 if [ "${2:-}" = qwen ]; then
   # Every Qwen3-32B MLP kernel checked against the fp32 reference at three M (poisoned outputs).
-  RESULTS_DIR=$(mktemp -d) exec bash bench/qwen_mlp/run.sh "$B" --M 16,256,1024 --iters 2
+  # Every kernel must exist and run: a missing cubin fails the test (REQUIRE_ALL), never a pass.
+  REQUIRE_ALL=1 RESULTS_DIR=$(mktemp -d) exec bash bench/qwen_mlp/run.sh "$B" --M 16,256,1024 --iters 2
 fi
 if [ "${2:-}" = moe ]; then
   # The MoE layer's linked kernels and controls against the CPU reference (poisoned intermediate).
