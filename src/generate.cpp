@@ -154,6 +154,17 @@ void generate(LinkContext& ctx) {
   if (ctx.pipes.empty()) o << "\"\"";
   o << "};\nextern \"C\" __device__ unsigned pl_abort = 0;\n"
     << "extern \"C\" __device__ unsigned long long pl_checked_report = 0;  // set by pipelink::Module\n#endif\n";
+  {
+    // The launch manifest (map.cpp): the runtime checks the map it is given against it.
+    std::string lit;
+    for (char ch : render_manifest(ctx)) {
+      if (ch == '\n') lit += "\\n";
+      else if (ch == '"' || ch == '\\') lit += std::string("\\") + ch;
+      else lit += ch;
+    }
+    o << "// ---- launch manifest (pipelink::Module compares it with the map's manifest line) ----\n"
+      << "extern \"C\" __device__ __attribute__((used)) const char pl_manifest[] = \"" << lit << "\";\n";
+  }
   o << "\n// ---- component entries ----\n";
   {
     std::vector<std::string> seen;

@@ -3,6 +3,7 @@
 // launch the kernel, so their format is stable: `launch <kernel> threads <n> smem <bytes>` and
 // `param <name> <type> <slot>`. Contract text goes through printable(), so no name, owner or path
 // can start a line of its own.
+#include <cstdio>
 #include <iomanip>
 #include <sstream>
 
@@ -19,11 +20,31 @@ std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
 std::string live_str(const std::vector<std::string>& l) { return l.empty() ? "always" : join(l, "+"); }
 }  // namespace
 
+bool checked_build(const LinkOptions& opt) {
+  for (const std::string& d : opt.defines)
+    if (d == "PL_CHECKED" || d.rfind("PL_CHECKED=", 0) == 0) return true;
+  return false;
+}
+
+std::string render_manifest(const LinkContext& ctx) {
+  std::ostringstream o;
+  o << "pipelink-manifest 1\n"
+    << "launch " << ctx.opt.kernel_name << " threads " << ctx.total_warps * 32 << " smem " << ctx.smem_bytes << "\n"
+    << "target " << ctx.target.arch << "\n"
+    << "checked " << (checked_build(ctx.opt) ? 1 : 0) << "\n";
+  for (const ParamSlot& p : ctx.params) o << "param " << p.name << " " << param_type_name(p.type) << " " << p.slot << "\n";
+  for (const auto& [name, f] : ctx.facts) o << "fact " << name << " " << f.value << "\n";
+  return o.str();
+}
+
 std::string render_map(const LinkContext& ctx) {
   std::ostringstream o;
   const unsigned threads = ctx.total_warps * 32;
+  char hash[32];
+  std::snprintf(hash, sizeof hash, "%016llx", manifest_hash(render_manifest(ctx)));
   o << "# PipeLink link map\n"
     << "launch " << ctx.opt.kernel_name << " threads " << threads << " smem " << ctx.smem_bytes << "\n"
+    << "manifest " << hash << "  (the cubin's pl_manifest; pipelink::Module refuses a cubin from another link)\n"
     << "target " << ctx.target.arch << "  warps " << ctx.total_warps << "  warpgroups " << ctx.warpgroups.size()
     << "  register-cap " << ctx.entry_registers << "\n";
 

@@ -2,7 +2,9 @@
 // Does not: link or check anything (the linker did), or own the CUDA context.
 #include "pipelink/runtime.h"
 
-#include <cstring>
+#include "pipelink/pipelink.h"
+
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -51,6 +53,7 @@ Status Module::load(const std::string& cubin_path, const std::string& map_path) 
   std::ifstream mf(map_path);
   if (!mf) return Status::error("cannot open map '" + map_path + "'");
   bool in_facts = false, in_pipes = false;
+  std::string manifest;  // the map's manifest hash
   for (std::string line; std::getline(mf, line);) {
     std::istringstream ls(line);
     std::string word;
@@ -66,6 +69,8 @@ Status Module::load(const std::string& cubin_path, const std::string& map_path) 
       std::string eq;
       long long v = 0;
       if (ls >> eq >> v && eq == "=") facts_[word] = v;
+    } else if (word == "manifest") {
+      ls >> manifest;
     } else if (word == "launch") {
       std::string t, s;
       ls >> kernel_ >> t >> threads_ >> s >> smem_;
@@ -83,12 +88,31 @@ Status Module::load(const std::string& cubin_path, const std::string& map_path) 
   if (CUresult r = cuModuleLoadData(&mod_, image.data()); r != CUDA_SUCCESS) return Status::error(cu_error(r, "cuModuleLoadData"));
   if (CUresult r = cuModuleGetFunction(&fn_, mod_, kernel_.c_str()); r != CUDA_SUCCESS)
     return Status::error(cu_error(r, ("cuModuleGetFunction(" + kernel_ + ")").c_str()));
-  // A checked kernel reports its first timed-out pipe wait into host-mapped memory.
+  // The cubin's launch manifest must be the one the map was written with: a cubin from another
+  // link (another map's slots, shared memory or block size) is refused here, not at launch.
+  if (manifest.empty()) return Status::error("map '" + map_path + "' has no 'manifest' line: relink with this PipeLink");
+  CUdeviceptr man_sym = 0;
+  size_t man_size = 0;
+  if (CUresult r = cuModuleGetGlobal(&man_sym, &man_size, mod_, "pl_manifest"); r != CUDA_SUCCESS)
+    return Status::error("cubin '" + cubin_path + "' carries no PipeLink launch manifest (" + cu_error(r, "cuModuleGetGlobal(pl_manifest)") +
+                         "): it was not linked by this PipeLink");
+  std::string text(man_size, '\0');
+  if (CUresult r = cuMemcpyDtoH(text.data(), man_sym, man_size); r != CUDA_SUCCESS)
+    return Status::error(cu_error(r, "read pl_manifest"));
+  while (!text.empty() && text.back() == '\0') text.pop_back();
+  char hash[32];
+  std::snprintf(hash, sizeof hash, "%016llx", manifest_hash(text));
+  if (manifest != hash)
+    return Status::error("cubin '" + cubin_path + "' and map '" + map_path + "' come from different links (manifest " + hash +
+                         " in the cubin, " + manifest + " in the map): use the map written with the cubin");
+  const bool checked = text.find("\nchecked 1\n") != std::string::npos;
+  // A checked kernel reports its first timed-out pipe wait into host-mapped memory. Only a
+  // checked kernel has these symbols; others are not asked for them (no failing driver call).
   size_t abort_size = 0;
-  if (cuModuleGetGlobal(&abort_, &abort_size, mod_, "pl_abort") != CUDA_SUCCESS) abort_ = 0;
+  if (checked && cuModuleGetGlobal(&abort_, &abort_size, mod_, "pl_abort") != CUDA_SUCCESS) abort_ = 0;
   CUdeviceptr report_sym = 0;
   size_t report_size = 0;
-  if (cuModuleGetGlobal(&report_sym, &report_size, mod_, "pl_checked_report") == CUDA_SUCCESS && report_size == 8) {
+  if (checked && cuModuleGetGlobal(&report_sym, &report_size, mod_, "pl_checked_report") == CUDA_SUCCESS && report_size == 8) {
     void* host = nullptr;
     if (CUresult r = cuMemHostAlloc(&host, 64, CU_MEMHOSTALLOC_DEVICEMAP); r != CUDA_SUCCESS)
       return Status::error(cu_error(r, "cuMemHostAlloc(checked report)"));

@@ -71,4 +71,15 @@ bool plain_link(const std::vector<std::string>& objects, const LinkOptions& opti
 // Where the linker looks for pipelink/device.cuh when compiling the generated unit.
 std::string default_include_dir();
 
+// The launch manifest binds a cubin to its map. The linker embeds the manifest text (kernel,
+// threads, shared memory, parameters and their slots, facts, checked or not) in the cubin as the
+// device string `pl_manifest`, and writes its hash on the map's `manifest` line;
+// pipelink::Module refuses a cubin whose manifest does not hash to the map's line.
+// FNV-1a, 64 bits.
+inline unsigned long long manifest_hash(const std::string& text) {
+  unsigned long long h = 1469598103934665603ull;
+  for (unsigned char ch : text) { h ^= ch; h *= 1099511628211ull; }
+  return h;
+}
+
 }  // namespace pipelink

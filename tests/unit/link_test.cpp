@@ -3,6 +3,7 @@
 // and golden files for the generated connection unit and the map.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -177,4 +178,20 @@ TEST(ContractText, Identifiers) {
   EXPECT_FALSE(pipelink::is_identifier("a b"));
   EXPECT_FALSE(pipelink::is_identifier("x#0"));
   EXPECT_FALSE(pipelink::is_identifier("caf\xc3\xa9"));
+}
+
+// The launch manifest binds the cubin to its map: the linked code carries pl_manifest, and its
+// text hashes to the map's `manifest` line (what pipelink::Module checks on load).
+TEST(ExampleLink, ManifestInCodeMatchesMap) {
+  pipelink::LinkResult r = link_example();
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.linked_ptx, m, std::regex(R"(\.b8\s+pl_manifest\[(\d+)\]\s*=\s*\{([^}]*)\})")));
+  std::string text;
+  std::istringstream is(m[2].str());
+  for (std::string tok; std::getline(is, tok, ',');) text += static_cast<char>(std::stoi(tok));
+  while (!text.empty() && text.back() == '\0') text.pop_back();
+  EXPECT_NE(text.find("launch pipelink_kernel threads 384 smem 196736\n"), std::string::npos) << text;
+  char hash[32];
+  std::snprintf(hash, sizeof hash, "%016llx", pipelink::manifest_hash(text));
+  EXPECT_NE(r.map.find(std::string("manifest ") + hash), std::string::npos) << "map does not carry " << hash;
 }
