@@ -302,6 +302,9 @@ def _options(contracts: Any, output: Any, map: Any, library_dirs: Any, include_d
             put("library_dir", d)
         for d in _paths(include_dirs, "include_dirs"):
             put("include_dir", d)
+        packaged = library_dir() / "include"  # pipelink/device.cuh, for the generated unit
+        if (packaged / "pipelink" / "device.cuh").is_file():
+            put("include_dir", packaged)
         for d in _defines(defines):
             put("define", d)
         if connect:

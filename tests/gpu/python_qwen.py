@@ -12,11 +12,13 @@ For each tile variant (fused: 128x128, two consumer warpgroups; fused_small: 64x
      ~ N(0, 0.02^2), both bf16; H [M, 25600] bf16 is poisoned with NaN first and has NaN guard
      rows after it;
   3. compare H with the fp32 reference silu(X Wg^T) * (X Wu^T) (TF32 off). Tolerance, elementwise:
-        |H - ref| <= 2^-7 |silu(G) U| + 2^-8 |U| + 1e-3
-     The kernel rounds G and U to bf16 before the SwiGLU and H after it (2^-9 relative each; with
-     silu's slope at most 3.3 such errors on |silu(G) U|, and under 0.72 2^-9 |U| near silu's
-     minimum), plus slack for fp32 accumulation order. Also: no NaN left in H, the guard rows
-     untouched, relative L2 error <= 1e-2 (bench_qwen_mlp's bound);
+        |H - ref| <= 2^-6 |silu(G) U| + 2^-7 |U| + 1e-3
+     The kernel rounds G and U to bf16 before the SwiGLU and H after it (round to nearest: at most
+     2^-8 relative each, bf16 having 8 significant bits). With silu's slope that is at most
+     (1.28 + 1 + 1) 2^-8 |silu(G) U| for G > 0, plus under 0.72 2^-8 |U| near silu's minimum for
+     G < 0; the rest is slack for fp32 accumulation order and the kernel's __expf/__fdividef.
+     Also: no NaN left in H, the guard rows untouched, relative L2 error <= 1e-2 (bench_qwen_mlp's
+     bound);
   4. capture the launch in a torch.cuda.CUDAGraph, replay it: the output must equal the eager
      one bit for bit; then refill X in place, replay, and check against the new reference.
 Also checks that the parameter and tensor-map type checks refuse wrong arguments.
@@ -100,7 +102,7 @@ def compare(label, Hbuf, M, X, W):
     guard_written = int((~torch.isnan(Hbuf[M:].float())).sum())
     err = (H - ref).abs()
     err = torch.where(torch.isfinite(err), err, torch.full_like(err, float("inf")))
-    tol = 2.0 ** -7 * (torch.nn.functional.silu(G) * U).abs() + 2.0 ** -8 * U.abs() + 1e-3
+    tol = 2.0 ** -6 * (torch.nn.functional.silu(G) * U).abs() + 2.0 ** -7 * U.abs() + 1e-3
     over = int((err > tol).sum())
     max_abs = float(err.max())
     finite = torch.isfinite(H)

@@ -53,6 +53,16 @@ class LinkFromPython(unittest.TestCase):
         params = pipelink._parse_map(r.map)["params"]
         self.assertEqual(params, {"a_map": "tensormap", "b_map": "tensormap", "K": "u32", "C": "ptr", "M": "u32", "N": "u32"})
 
+    def test_link_without_the_source_include_dir(self):
+        # Elsewhere (an installed package, another machine) the linker's default -I, this source
+        # tree's include/, is absent: the package's own copy of pipelink/device.cuh is used.
+        os.environ["PIPELINK_INCLUDE_DIR"] = str(self.out / "absent")
+        try:
+            r = pipelink.link(GEMM, library_dirs=[OBJ])
+        finally:
+            del os.environ["PIPELINK_INCLUDE_DIR"]
+        self.assertEqual(r.cubin, (OBJ / "gemm.cubin").read_bytes())
+
     def test_link_in_memory_writes_nothing(self):
         r = pipelink.link([str(p) for p in GEMM], library_dirs=[str(OBJ)], emit_ptx=False)
         self.assertEqual(r.cubin[:4], b"\x7fELF")
