@@ -110,6 +110,14 @@ class LinkFromPython(unittest.TestCase):
         r = pipelink.check(contracts, connect={"out": "acc"}, defines={"UNUSED": 1})
         self.assertEqual((r.threads, r.smem_bytes), (64, 16512))
 
+    def test_compile_component(self):
+        out = self.out / "tile_writer.ltoir"
+        pipelink.compile(G / "writer/tile_writer.cu", out)
+        self.assertGreater(out.stat().st_size, 1000)
+        with self.assertRaises(pipelink.LinkError):
+            pipelink.compile(self.out / "missing.cu", self.out / "missing.ltoir")
+        self.assertFalse((self.out / "missing.ltoir").exists())
+
     def test_bad_arguments(self):
         with self.assertRaises(ValueError):
             pipelink.check(GEMM, connect={"": "x"})
