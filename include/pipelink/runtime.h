@@ -67,6 +67,10 @@ class Module {
   unsigned smem_bytes() const { return smem_; }
   const std::string& kernel_name() const { return kernel_; }
   CUfunction function() const { return fn_; }
+  // Every parameter of the map by name, with its type: ptr, u32, i32, u64, f32 or tensormap.
+  std::map<std::string, std::string> param_types() const;
+  // Every resolved fact of the map.
+  const std::map<std::string, long long>& facts() const { return facts_; }
 
  private:
   struct Param { std::string type; unsigned slot; bool set = false; };
@@ -91,6 +95,12 @@ class Module {
 Status bf16_tensor_map(CUtensorMap& out, CUdeviceptr base, uint64_t rows, uint64_t cols, unsigned box_rows, unsigned box_cols,
                        CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_NONE,
                        CUtensorMapL2promotion promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
+
+// The same for a matrix whose rows are row_stride_bytes apart (a multiple of 16; cols * 2 when
+// the rows are packed), e.g. a column slice of a wider matrix.
+Status bf16_tensor_map_strided(CUtensorMap& out, CUdeviceptr base, uint64_t rows, uint64_t cols, uint64_t row_stride_bytes,
+                               unsigned box_rows, unsigned box_cols, CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_NONE,
+                               CUtensorMapL2promotion promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
 
 // "cuXxx failed: CUDA_ERROR_... (description)"
 std::string cu_error(CUresult r, const char* what);

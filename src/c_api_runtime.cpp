@@ -1,0 +1,244 @@
+// c_api_runtime — the runtime's C ABI (include/pipelink/c_api.h, plrt_*), built into
+// libpipelink_rt_c.so, the only PipeLink library that needs the CUDA driver.
+// Wraps pipelink::Module. A kernel lives in its device's primary context (the one PyTorch and the
+// CUDA runtime use), retained while the kernel exists and made current around each driver call
+// when another context is current. Every driver call is checked; no exception gets out; no
+// global state.
+#include <cuda.h>
+
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+
+#include "c_api_json.h"
+#include "pipelink/c_api.h"
+#include "pipelink/runtime.h"
+
+struct plrt_kernel {
+  CUdevice dev = 0;
+  int ordinal = 0;
+  CUcontext ctx = nullptr;  // the device's primary context, retained
+  std::unique_ptr<pipelink::Module> mod;
+  std::string info_json;
+};
+
+namespace {
+
+int fail(char* err, size_t size, const std::string& msg) {
+  if (err && size > 0) {
+    const size_t n = msg.size() < size - 1 ? msg.size() : size - 1;
+    std::memcpy(err, msg.data(), n);
+    err[n] = '\0';
+  }
+  return -1;
+}
+
+// Makes `ctx` current for its lifetime if another (or no) context is current.
+class CtxScope {
+ public:
+  explicit CtxScope(CUcontext ctx) {
+    CUcontext cur = nullptr;
+    if (CUresult r = cuCtxGetCurrent(&cur); r != CUDA_SUCCESS) {
+      status_ = pipelink::Status::error(pipelink::cu_error(r, "cuCtxGetCurrent"));
+      return;
+    }
+    if (cur == ctx) return;
+    if (CUresult r = cuCtxPushCurrent(ctx); r != CUDA_SUCCESS) {
+      status_ = pipelink::Status::error(pipelink::cu_error(r, "cuCtxPushCurrent"));
+      return;
+    }
+    pushed_ = true;
+  }
+  ~CtxScope() {
+    CUcontext popped = nullptr;
+    if (pushed_) cuCtxPopCurrent(&popped);  // nothing to report it to; the push succeeded
+  }
+  CtxScope(const CtxScope&) = delete;
+  CtxScope& operator=(const CtxScope&) = delete;
+  const pipelink::Status& status() const { return status_; }
+
+ private:
+  pipelink::Status status_;
+  bool pushed_ = false;
+};
+
+void destroy(plrt_kernel* k) {
+  if (!k) return;
+  if (k->mod) {
+    CtxScope scope(k->ctx);
+    k->mod.reset();  // unloads the module in its context
+  }
+  if (k->ctx) cuDevicePrimaryCtxRelease(k->dev);
+  delete k;
+}
+
+std::string info_json(const plrt_kernel& k) {
+  std::string j = "{\"name\":";
+  pipelink::append_json_string(j, k.mod->kernel_name());
+  j += ",\"threads\":" + std::to_string(k.mod->threads()) + ",\"smem_bytes\":" + std::to_string(k.mod->smem_bytes()) +
+       ",\"device\":" + std::to_string(k.ordinal) + ",\"params\":{";
+  bool first = true;
+  for (const auto& [name, type] : k.mod->param_types()) {
+    if (!first) j += ",";
+    first = false;
+    pipelink::append_json_string(j, name);
+    j += ":";
+    pipelink::append_json_string(j, type);
+  }
+  j += "},\"facts\":{";
+  first = true;
+  for (const auto& [name, value] : k.mod->facts()) {
+    if (!first) j += ",";
+    first = false;
+    pipelink::append_json_string(j, name);
+    j += ":" + std::to_string(value);
+  }
+  return j + "}}";
+}
+
+template <class F> int guarded(char* err, size_t size, const char* what, F f) {
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    return fail(err, size, std::string(what) + ": internal error: " + e.what());
+  } catch (...) {
+    return fail(err, size, std::string(what) + ": internal error (unknown exception)");
+  }
+}
+
+template <class F> int set_param(plrt_kernel* k, const char* name, char* err, size_t size, F f) {
+  if (!k || !k->mod || !name) return fail(err, size, "NULL kernel or parameter name");
+  return guarded(err, size, "set parameter", [&] {
+    const pipelink::Status s = f(*k->mod, std::string(name));
+    return s ? 0 : fail(err, size, s.message);
+  });
+}
+
+}  // namespace
+
+extern "C" {
+
+int plrt_abi_version(void) { return PL_C_ABI_VERSION; }
+
+int plrt_kernel_load(const char* cubin_path, const char* map_path, int device, plrt_kernel** out, char* err, size_t err_size) {
+  if (!out) return fail(err, err_size, "plrt_kernel_load: NULL out");
+  *out = nullptr;
+  if (!cubin_path || !map_path) return fail(err, err_size, "plrt_kernel_load: NULL path");
+  return guarded(err, err_size, "plrt_kernel_load", [&] {
+    if (CUresult r = cuInit(0); r != CUDA_SUCCESS) return fail(err, err_size, pipelink::cu_error(r, "cuInit"));
+    int count = 0;
+    if (CUresult r = cuDeviceGetCount(&count); r != CUDA_SUCCESS) return fail(err, err_size, pipelink::cu_error(r, "cuDeviceGetCount"));
+    if (device < 0 || device >= count)
+      return fail(err, err_size, "CUDA device " + std::to_string(device) + " does not exist (" + std::to_string(count) + " devices)");
+    plrt_kernel* k = new plrt_kernel;
+    k->ordinal = device;
+    if (CUresult r = cuDeviceGet(&k->dev, device); r != CUDA_SUCCESS) {
+      delete k;
+      return fail(err, err_size, pipelink::cu_error(r, "cuDeviceGet"));
+    }
+    if (CUresult r = cuDevicePrimaryCtxRetain(&k->ctx, k->dev); r != CUDA_SUCCESS) {
+      k->ctx = nullptr;
+      destroy(k);
+      return fail(err, err_size, pipelink::cu_error(r, "cuDevicePrimaryCtxRetain"));
+    }
+    k->mod = std::make_unique<pipelink::Module>();
+    pipelink::Status s;
+    {
+      CtxScope scope(k->ctx);
+      s = scope.status() ? k->mod->load(cubin_path, map_path) : scope.status();
+    }
+    if (!s) {
+      destroy(k);
+      return fail(err, err_size, s.message);
+    }
+    k->info_json = info_json(*k);
+    *out = k;
+    return 0;
+  });
+}
+
+void plrt_kernel_free(plrt_kernel* k) {
+  try {
+    destroy(k);
+  } catch (...) {
+  }
+}
+
+const char* plrt_kernel_info_json(const plrt_kernel* k) { return k ? k->info_json.c_str() : "{}"; }
+
+int plrt_set_ptr(plrt_kernel* k, const char* name, unsigned long long v, char* err, size_t size) {
+  return set_param(k, name, err, size, [&](pipelink::Module& m, const std::string& n) { return m.set_ptr(n, CUdeviceptr(v)); });
+}
+int plrt_set_u32(plrt_kernel* k, const char* name, unsigned v, char* err, size_t size) {
+  return set_param(k, name, err, size, [&](pipelink::Module& m, const std::string& n) { return m.set_u32(n, v); });
+}
+int plrt_set_i32(plrt_kernel* k, const char* name, int v, char* err, size_t size) {
+  return set_param(k, name, err, size, [&](pipelink::Module& m, const std::string& n) { return m.set_i32(n, v); });
+}
+int plrt_set_u64(plrt_kernel* k, const char* name, unsigned long long v, char* err, size_t size) {
+  return set_param(k, name, err, size, [&](pipelink::Module& m, const std::string& n) { return m.set_u64(n, v); });
+}
+int plrt_set_f32(plrt_kernel* k, const char* name, float v, char* err, size_t size) {
+  return set_param(k, name, err, size, [&](pipelink::Module& m, const std::string& n) { return m.set_f32(n, v); });
+}
+int plrt_set_tensormap(plrt_kernel* k, const char* name, const void* map128, char* err, size_t size) {
+  if (!map128) return fail(err, size, "plrt_set_tensormap: NULL map");
+  CUtensorMap m;  // 64-byte aligned copy
+  std::memcpy(&m, map128, sizeof m);
+  return set_param(k, name, err, size, [&](pipelink::Module& mod, const std::string& n) { return mod.set_tensormap(n, m); });
+}
+
+int plrt_launch(plrt_kernel* k, unsigned grid, void* stream, char* err, size_t size) {
+  if (!k || !k->mod) return fail(err, size, "plrt_launch: NULL kernel");
+  if (grid == 0) return fail(err, size, "launch: grid must be at least 1 block");
+  return guarded(err, size, "plrt_launch", [&] {
+    CtxScope scope(k->ctx);
+    if (!scope.status()) return fail(err, size, scope.status().message);
+    const pipelink::Status s = k->mod->launch(grid, static_cast<CUstream>(stream));
+    return s ? 0 : fail(err, size, s.message);
+  });
+}
+
+int plrt_checked_report(const plrt_kernel* k, char* buf, size_t size) {
+  if (!k || !k->mod) return fail(buf, size, "");
+  return guarded(buf, size, "plrt_checked_report", [&] {
+    const std::string r = k->mod->checked_report();
+    fail(buf, size, r);  // copies r into buf
+    return 0;
+  });
+}
+
+int plrt_bf16_tensor_map(void* out128, unsigned long long base, unsigned long long rows, unsigned long long cols,
+                         unsigned long long row_stride_bytes, unsigned box_rows, unsigned box_cols, int swizzle_bytes,
+                         int l2_promotion_bytes, char* err, size_t err_size) {
+  if (!out128) return fail(err, err_size, "plrt_bf16_tensor_map: NULL output");
+  CUtensorMapSwizzle swizzle;
+  switch (swizzle_bytes) {
+    case 0: swizzle = CU_TENSOR_MAP_SWIZZLE_NONE; break;
+    case 32: swizzle = CU_TENSOR_MAP_SWIZZLE_32B; break;
+    case 64: swizzle = CU_TENSOR_MAP_SWIZZLE_64B; break;
+    case 128: swizzle = CU_TENSOR_MAP_SWIZZLE_128B; break;
+    default: return fail(err, err_size, "swizzle must be 0, 32, 64 or 128 bytes, not " + std::to_string(swizzle_bytes));
+  }
+  CUtensorMapL2promotion promotion;
+  switch (l2_promotion_bytes) {
+    case 0: promotion = CU_TENSOR_MAP_L2_PROMOTION_NONE; break;
+    case 64: promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_64B; break;
+    case 128: promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_128B; break;
+    case 256: promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B; break;
+    default: return fail(err, err_size, "L2 promotion must be 0, 64, 128 or 256 bytes, not " + std::to_string(l2_promotion_bytes));
+  }
+  return guarded(err, err_size, "plrt_bf16_tensor_map", [&] {
+    if (CUresult r = cuInit(0); r != CUDA_SUCCESS) return fail(err, err_size, pipelink::cu_error(r, "cuInit"));
+    CUtensorMap m;
+    const pipelink::Status s =
+        pipelink::bf16_tensor_map_strided(m, CUdeviceptr(base), rows, cols, row_stride_bytes, box_rows, box_cols, swizzle, promotion);
+    if (!s) return fail(err, err_size, s.message);
+    std::memcpy(out128, &m, sizeof m);
+    return 0;
+  });
+}
+
+}  // extern "C"

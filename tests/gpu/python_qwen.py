@@ -1,0 +1,243 @@
+#!/usr/bin/env python3
+"""ctest gpu.python_qwen: the Qwen3-32B gate/up GEMM + SwiGLU kernel, linked and launched from
+Python on PyTorch tensors, checked against PyTorch, then captured in a CUDA graph and replayed.
+
+    PYTHONPATH=build/python python3 tests/gpu/python_qwen.py [BUILD_DIR]
+
+For each tile variant (fused: 128x128, two consumer warpgroups; fused_small: 64x104, one):
+  1. link it from Python (pipelink.link) from the build's component objects, and compare the
+     cubin with the one the build linked through the command line;
+  2. load it (pipelink.Kernel), build the three tensor maps from torch tensors, launch it on
+     torch's current stream for a few M: X [M, 5120] ~ N(0, 1), W = [gate; up] [51200, 5120]
+     ~ N(0, 0.02^2), both bf16; H [M, 25600] bf16 is poisoned with NaN first and has NaN guard
+     rows after it;
+  3. compare H with the fp32 reference silu(X Wg^T) * (X Wu^T) (TF32 off). Tolerance, elementwise:
+        |H - ref| <= 2^-6 |silu(G) U| + 2^-7 |U| + 1e-3
+     The kernel rounds G and U to bf16 before the SwiGLU and H after it (round to nearest: at most
+     2^-8 relative each, bf16 having 8 significant bits). With silu's slope that is at most
+     (1.28 + 1 + 1) 2^-8 |silu(G) U| for G > 0, plus under 0.72 2^-8 |U| near silu's minimum for
+     G < 0; the rest is slack for fp32 accumulation order and the kernel's __expf/__fdividef.
+     Also: no NaN left in H, the guard rows untouched, relative L2 error <= 1e-2 (bench_qwen_mlp's
+     bound);
+  4. capture the launch in a torch.cuda.CUDAGraph, replay it: the output must equal the eager
+     one bit for bit; then refill X in place, replay, and check against the new reference.
+Also checks that the parameter and tensor-map type checks refuse wrong arguments.
+
+Exit status: 0 if every check passed; 1 if any failed or no kernel was checked; 77 with
+"skipped: no GPU" when PyTorch has no CUDA device.
+"""
+import math
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[2]
+BUILD = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else SRC / "build"
+
+try:
+    import torch
+except ImportError:
+    print("skipped: no GPU (PyTorch is not installed)")
+    sys.exit(77)
+if not torch.cuda.is_available():
+    print("skipped: no GPU")
+    sys.exit(77)
+
+try:
+    import pipelink
+except ImportError:
+    sys.path.insert(0, str(BUILD / "python"))
+    import pipelink
+
+K_HIDDEN, N_INTER = 5120, 25600
+Q = SRC / "examples" / "qwen_mlp"
+QO = BUILD / "examples" / "qwen_mlp"
+VARIANTS = {
+    # name: (contracts, M values)
+    "fused": ([Q / "loader/contract.toml", Q / "mma/contract.toml", Q / "mma/contract.toml", Q / "swiglu/contract.toml",
+               Q / "store/contract.toml"], [256, 1000]),
+    "fused_small": ([Q / "loader/contract_small.toml", Q / "mma/contract_small.toml", Q / "swiglu/contract.toml",
+                     Q / "store/contract.toml"], [64, 40]),
+}
+GUARD_ROWS = 64
+
+failures = []
+checked = 0
+
+
+def fail(msg):
+    failures.append(msg)
+    print("FAIL:", msg, flush=True)
+
+
+def expect_raises(exc, fn, what):
+    try:
+        fn()
+    except exc as e:
+        print(f"  ok: {what} -> {type(e).__name__}: {str(e).splitlines()[0][:110]}")
+        return
+    except Exception as e:  # noqa: BLE001
+        fail(f"{what}: raised {type(e).__name__} ({e}), expected {exc.__name__}")
+        return
+    fail(f"{what}: no error raised, expected {exc.__name__}")
+
+
+def reference(X, W):
+    torch.backends.cuda.matmul.allow_tf32 = False
+    Xf = X.float()
+    G = Xf @ W[:N_INTER].float().t()
+    U = Xf @ W[N_INTER:].float().t()
+    return G, U, torch.nn.functional.silu(G) * U
+
+
+def compare(label, Hbuf, M, X, W):
+    """Checks Hbuf[:M] against the reference and the guard rows; returns (max abs, rel L2)."""
+    global checked
+    checked += 1
+    H = Hbuf[:M].float()
+    G, U, ref = reference(X, W)
+    nonfinite = int((~torch.isfinite(H)).sum())
+    guard_written = int((~torch.isnan(Hbuf[M:].float())).sum())
+    err = (H - ref).abs()
+    err = torch.where(torch.isfinite(err), err, torch.full_like(err, float("inf")))
+    tol = 2.0 ** -6 * (torch.nn.functional.silu(G) * U).abs() + 2.0 ** -7 * U.abs() + 1e-3
+    over = int((err > tol).sum())
+    max_abs = float(err.max())
+    finite = torch.isfinite(H)
+    rel = float(torch.linalg.vector_norm(torch.where(finite, H - ref, torch.zeros_like(H))) / torch.linalg.vector_norm(ref))
+    worst = float((err / tol).max())
+    ok = nonfinite == 0 and guard_written == 0 and over == 0 and rel <= 1e-2
+    print(f"  {label}: max abs err {max_abs:.3e}, rel L2 err {rel:.3e}, worst err/tol {worst:.3f}, "
+          f"over tolerance {over}, unwritten/NaN {nonfinite}, guard rows written {guard_written}: {'OK' if ok else 'FAIL'}",
+          flush=True)
+    if not ok:
+        fail(f"{label}: max abs {max_abs:.3e}, rel {rel:.3e}, {over} over tolerance, {nonfinite} NaN, {guard_written} guard")
+    return max_abs, rel
+
+
+def launch_params(k, X, W, H):
+    tm, tn, tk = k.fact("tile_m"), k.fact("tile_n"), k.fact("tile_k")
+    M = X.shape[0]
+    return dict(
+        x_map=pipelink.tensor_map(X, box=(tm, tk), swizzle="128B", l2_promotion="256B"),
+        w_map=pipelink.tensor_map(W, box=(tn, tk), swizzle="128B", l2_promotion="256B"),
+        out_map=pipelink.tensor_map(H, box=(64, tn), swizzle="none", l2_promotion="none"),
+        K=K_HIDDEN, M=M, N=N_INTER, n_step=tn, b_stride=N_INTER)
+
+
+def grid_of(k, M, sms):
+    tiles = math.ceil(M / k.fact("tile_m")) * math.ceil(N_INTER / k.fact("tile_n"))
+    return min(sms, tiles)
+
+
+def main():
+    dev = torch.cuda.current_device()
+    props = torch.cuda.get_device_properties(dev)
+    sms = props.multi_processor_count
+    print(f"device: {props.name}, {sms} SMs; torch {torch.__version__}; python {sys.version.split()[0]}")
+    gen = torch.Generator(device="cuda").manual_seed(1234)
+    W = (torch.randn(2 * N_INTER, K_HIDDEN, device="cuda", generator=gen) * 0.02).to(torch.bfloat16)
+    tmp = tempfile.TemporaryDirectory()
+
+    for name, (contracts, Ms) in VARIANTS.items():
+        print(f"== {name}")
+        cubin, map_path = QO / f"{name}.cubin", QO / f"{name}.map"
+        # 1. link from Python
+        try:
+            t0 = time.perf_counter()
+            out_cubin, out_map = Path(tmp.name) / f"{name}.cubin", Path(tmp.name) / f"{name}.map"
+            r = pipelink.link(contracts, output=out_cubin, map=out_map, library_dirs=[QO])
+            dt = time.perf_counter() - t0
+            same = cubin.is_file() and cubin.read_bytes() == r.cubin
+            print(f"  linked from Python in {dt:.1f} s: {len(r.cubin)} bytes, {r.threads} threads, {r.smem_bytes} B smem, "
+                  f"{len(r.warnings)} warnings; {'identical to' if same else 'DIFFERENT from'} the build's {cubin.name}")
+            if not same:
+                fail(f"{name}: the Python-linked cubin differs from the build's {cubin}")
+            cubin, map_path = out_cubin, out_map
+        except pipelink.LinkError as e:
+            fail(f"{name}: link from Python refused:\n{e.text}")
+            print(f"  falling back to the build's {cubin}")
+        # 2. load and launch
+        k = pipelink.Kernel(cubin, map_path)
+        print(f"  {k.name}: {k.threads} threads, {k.smem_bytes} B smem, tile {k.fact('tile_m')}x{k.fact('tile_n')}, "
+              f"params {k.params}")
+        for M in Ms:
+            X = torch.randn(M, K_HIDDEN, device="cuda", generator=gen).to(torch.bfloat16)
+            Hbuf = torch.full((M + GUARD_ROWS, N_INTER), float("nan"), device="cuda", dtype=torch.bfloat16)
+            H = Hbuf[:M]
+            grid = grid_of(k, M, sms)
+            k.launch(grid, **launch_params(k, X, W, H))
+            torch.cuda.synchronize()
+            compare(f"M={M} eager (grid {grid})", Hbuf, M, X, W)
+
+            if M != Ms[0]:
+                continue
+            # 4. the same launch in a CUDA graph
+            eager = Hbuf.clone()
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                k.launch(grid)  # warm-up on a side stream, as torch.cuda.graph asks
+            torch.cuda.current_stream().wait_stream(side)
+            torch.cuda.synchronize()
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                k.launch(grid)
+            Hbuf.fill_(float("nan"))
+            graph.replay()
+            torch.cuda.synchronize()
+            same = torch.equal(Hbuf.view(torch.int16), eager.view(torch.int16))
+            print(f"  M={M} graph replay: {'bit-identical to' if same else 'DIFFERS from'} the eager launch", flush=True)
+            if not same:
+                fail(f"{name} M={M}: graph replay differs from the eager launch")
+            X.copy_(torch.randn(M, K_HIDDEN, device="cuda", generator=gen).to(torch.bfloat16))
+            Hbuf.fill_(float("nan"))
+            graph.replay()
+            torch.cuda.synchronize()
+            compare(f"M={M} graph replay on new X", Hbuf, M, X, W)
+            reps = 20
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            e0.record()
+            for _ in range(reps):
+                graph.replay()
+            e1.record()
+            torch.cuda.synchronize()
+            print(f"  M={M} graph replay: {e0.elapsed_time(e1) / reps:.3f} ms per replay ({reps} replays)")
+            del graph
+
+        # 5. the type checks
+        if name == "fused":
+            X = torch.randn(64, K_HIDDEN, device="cuda", generator=gen).to(torch.bfloat16)
+            expect_raises(TypeError, lambda: k.set(x_map=X), "tensor for a tensormap param")
+            expect_raises(ValueError, lambda: k.set(M=-1), "negative u32")
+            expect_raises(ValueError, lambda: k.set(M=1 << 32), "u32 overflow")
+            expect_raises(TypeError, lambda: k.set(M=1.5), "float for a u32")
+            expect_raises(TypeError, lambda: k.set(nosuch=1), "unknown param")
+            expect_raises(TypeError, lambda: pipelink.tensor_map(X.float(), box=(64, 64)), "fp32 tensor map")
+            expect_raises(ValueError, lambda: pipelink.tensor_map(X.t(), box=(64, 64)), "non-contiguous inner dim")
+            expect_raises(ValueError, lambda: pipelink.tensor_map(X[:, 1:], box=(64, 64)), "misaligned base")
+            expect_raises(ValueError, lambda: pipelink.tensor_map(X[0], box=(1, 64)), "1-D tensor")
+            expect_raises(ValueError, lambda: pipelink.tensor_map(X, box=(64, 128), swizzle="128B"), "box wider than swizzle")
+            fresh = pipelink.Kernel(cubin, map_path)
+            expect_raises(TypeError, lambda: fresh.launch(1, M=64), "launch with params unset")
+            fresh.close()
+        torch.cuda.synchronize()
+        k.close()
+
+    if checked == 0:
+        fail("no kernel was checked")
+    print(f"\n{'PASS' if not failures else 'FAIL'}: {checked} outputs checked, {len(failures)} failures")
+    return 0 if not failures else 1
+
+
+if __name__ == "__main__":
+    try:
+        rc = main()
+    except Exception as e:  # noqa: BLE001 — any error is a failure, with its traceback
+        import traceback
+        traceback.print_exc()
+        print(f"FAIL: {type(e).__name__}: {e}")
+        rc = 1
+    sys.exit(rc)

@@ -1,0 +1,151 @@
+"""ctest python.link: the Python module links the GEMM example (no GPU, no torch needed).
+
+    PYTHONPATH=build/python python3 tests/python/test_link.py [BUILD_DIR]
+
+Checks that a Python link writes the same cubin as the command line, returns the cubin and map,
+that check() gives the map alone, that a refused link raises LinkError with the rule, file:line
+and notes of the command line's diagnostic and writes nothing, and that bad arguments are
+rejected before anything runs.
+"""
+import ctypes
+import os
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[2]
+BUILD = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else SRC / "build"
+sys.argv[1:] = []  # the rest is unittest's
+
+import pipelink  # noqa: E402
+
+G = SRC / "examples" / "gemm"
+GEMM = [G / "loader/contract.toml", G / "mma/contract.toml", G / "mma/contract.toml", G / "writer/contract.toml"]
+OBJ = BUILD / "examples" / "gemm"
+REFUSED = SRC / "tests" / "golden" / "fact-constraint-min"  # loader.toml:8 needs tile_k >= 32; mma gives 16
+
+
+class LinkFromPython(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.out = Path(self.tmp.name)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_link_writes_cubin_and_map(self):
+        cubin, map_path = self.out / "gemm.cubin", self.out / "gemm.map"
+        r = pipelink.link(GEMM, output=cubin, map=map_path, library_dirs=[OBJ])
+        self.assertEqual(r.cubin[:4], b"\x7fELF")
+        self.assertEqual(cubin.read_bytes(), r.cubin)
+        self.assertEqual(map_path.read_text(), r.map)
+        self.assertIn("launch pipelink_kernel threads 384 smem ", r.map)
+        self.assertEqual((r.threads, r.output, r.map_path), (384, str(cubin), str(map_path)))
+        self.assertGreater(r.smem_bytes, 0)
+        self.assertEqual(r.warnings, [])
+        facts = r.facts()
+        self.assertIn("tile_m", facts)
+        # The same bytes as `pipelink link` (the build's gemm.cubin, linked by the CLI).
+        cli = OBJ / "gemm.cubin"
+        self.assertTrue(cli.is_file(), f"{cli} missing: build the gemm_example target first")
+        self.assertEqual(r.cubin, cli.read_bytes(), "Python link and CLI link differ")
+        params = pipelink._parse_map(r.map)["params"]
+        self.assertEqual(params, {"a_map": "tensormap", "b_map": "tensormap", "K": "u32", "C": "ptr", "M": "u32", "N": "u32"})
+
+    def test_link_without_the_source_include_dir(self):
+        # Elsewhere (an installed package, another machine) the linker's default -I, this source
+        # tree's include/, is absent: the package's own copy of pipelink/device.cuh is used.
+        os.environ["PIPELINK_INCLUDE_DIR"] = str(self.out / "absent")
+        try:
+            r = pipelink.link(GEMM, library_dirs=[OBJ])
+        finally:
+            del os.environ["PIPELINK_INCLUDE_DIR"]
+        self.assertEqual(r.cubin, (OBJ / "gemm.cubin").read_bytes())
+
+    def test_link_in_memory_writes_nothing(self):
+        r = pipelink.link([str(p) for p in GEMM], library_dirs=[str(OBJ)], emit_ptx=False)
+        self.assertEqual(r.cubin[:4], b"\x7fELF")
+        self.assertIsNone(r.output)
+        self.assertEqual(os.listdir(self.out), [])
+
+    def test_check_gives_map_only(self):
+        map_path = self.out / "check.map"
+        r = pipelink.check(GEMM, map=map_path)
+        self.assertEqual(r.cubin, b"")
+        self.assertEqual(map_path.read_text(), r.map)
+        self.assertIn("param a_map", r.map)
+        self.assertEqual(os.listdir(self.out), ["check.map"])
+
+    def test_refused_link_raises_link_error(self):
+        cwd = os.getcwd()
+        os.chdir(REFUSED)  # as the golden case runs, so the text matches its expect.txt
+        try:
+            for fn in (pipelink.check, pipelink.link):
+                kw = {} if fn is pipelink.check else {"output": self.out / "x.cubin"}
+                with self.assertRaises(pipelink.LinkError) as cm:
+                    fn(["mma.toml", "loader.toml"], map=self.out / "x.map", **kw)
+                e = cm.exception
+                self.assertEqual(len(e.errors), 1)
+                d = e.errors[0]
+                self.assertEqual((d.severity, d.rule, d.file, d.line), ("error", "fact-constraint", "loader.toml", 8))
+                self.assertEqual(d.location, "loader.toml:8")
+                self.assertIn("'tile_k' = 16 breaks constraint min = 32", d.message)
+                self.assertEqual(d.notes, ["required by loader (io-team) at loader.toml:8",
+                                           "provided by mma (gemm-team) at mma.toml:8"])
+                # The rendered text is exactly what the command line prints.
+                self.assertEqual(e.text, (REFUSED / "expect.txt").read_text())
+                self.assertTrue(str(e).startswith("pipelink: error: loader.toml:8: fact 'tile_k'"), str(e))
+                self.assertEqual(os.listdir(self.out), [], "a refused link wrote files")
+        finally:
+            os.chdir(cwd)
+
+    def test_connect_reaches_the_linker(self):
+        # tests/golden/connect-renames-port: the producer's port 'out' joins pipe 'acc' only with connect.
+        case = SRC / "tests" / "golden" / "connect-renames-port"
+        contracts = [case / "producer.toml", case / "consumer.toml"]
+        with self.assertRaises(pipelink.LinkError) as cm:
+            pipelink.check(contracts)
+        self.assertEqual({d.rule for d in cm.exception.errors}, {"port-unconnected"})
+        r = pipelink.check(contracts, connect={"out": "acc"}, defines={"UNUSED": 1})
+        self.assertEqual((r.threads, r.smem_bytes), (64, 16512))
+
+    def test_compile_component(self):
+        out = self.out / "tile_writer.ltoir"
+        pipelink.compile(G / "writer/tile_writer.cu", out)
+        self.assertGreater(out.stat().st_size, 1000)
+        with self.assertRaises(pipelink.LinkError):
+            pipelink.compile(self.out / "missing.cu", self.out / "missing.ltoir")
+        self.assertFalse((self.out / "missing.ltoir").exists())
+
+    def test_bad_arguments(self):
+        with self.assertRaises(ValueError):
+            pipelink.check(GEMM, connect={"": "x"})
+        with self.assertRaises(TypeError):
+            pipelink.check([1, 2])
+        with self.assertRaises(pipelink.LinkError) as cm:
+            pipelink.link(GEMM, arch="sm_80")
+        self.assertEqual(cm.exception.errors[0].rule, "target")
+        with self.assertRaises(pipelink.LinkError) as cm:
+            pipelink.link(self.out / "missing.toml")
+        self.assertTrue(cm.exception.errors)
+
+    def test_runtime_loaded_only_for_kernels(self):
+        # Linking never loads the runtime library (which needs libcuda).
+        self.assertIsNone(pipelink._libs._rt)
+        try:
+            ctypes.CDLL("libcuda.so.1")
+            have_driver = True
+        except OSError:
+            have_driver = False
+        if have_driver:
+            self.skipTest("a CUDA driver is installed: Kernel loading is the GPU test's job")
+        cubin, map_path = self.out / "g.cubin", self.out / "g.map"
+        pipelink.link(GEMM, output=cubin, map=map_path, library_dirs=[OBJ])
+        with self.assertRaises(pipelink.CudaError) as cm:
+            pipelink.Kernel(cubin, map_path)
+        self.assertIn("libcuda", str(cm.exception))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
