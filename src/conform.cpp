@@ -361,11 +361,25 @@ void conform(LinkContext& ctx, const std::vector<Input>& inputs) {
   }
 
   auto check_component = [&](const Contract& c, const std::string& object, const std::string& ptx, const std::string& root) {
+    const int errors_before = ctx.diags.error_count();
     std::vector<Record> recs = read_records(ptx);
     check_records(ctx, c, object, recs);
+    std::map<std::string, int> kinds;
+    for (const Record& r : recs)
+      if (r.scope == c.entry) ++kinds[r.kind];
     auto fns = ptx_functions(ptx);
-    if (!fns.count(root)) return;
-    scan_code(ctx, c, object, fns, root, static_shared_vars(ptx));
+    const bool scanned = fns.count(root) > 0;
+    if (scanned) scan_code(ctx, c, object, fns, root, static_shared_vars(ptx));
+    std::string line = printable(c.name) + ": ";
+    int n = 0;
+    std::string list;
+    for (const auto& [k, cnt] : kinds) {
+      n += cnt;
+      list += (list.empty() ? "" : " ") + k + (cnt > 1 ? "x" + std::to_string(cnt) : "");
+    }
+    line += std::to_string(n) + " records agree (" + list + "); code " +
+            (!scanned ? "not scanned" : ctx.diags.error_count() == errors_before ? "clean" : "REFUSED");
+    ctx.conformance.push_back(line);
   };
 
   for (const auto& [c, in] : ptx_components) {

@@ -146,6 +146,9 @@ struct LinkContext {
   const TilesDecl* tiles = nullptr;   // the one tile sequence
   const Instance* tiles_owner = nullptr;
 
+  // conform: one line per component, what was read from its object (appended to the map)
+  std::vector<std::string> conformance;
+
   // generate / compile_link / write
   LinkResult result;
 

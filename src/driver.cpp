@@ -66,6 +66,10 @@ LinkResult link(const LinkOptions& options, Diagnostics& diags) {
   }
   timed(ctx, "compile and link", [&] { compile_link(ctx); });
   if (diags.has_errors()) return {};
+  if (!ctx.conformance.empty()) {
+    ctx.result.map += "\n== conformance  (records and code read from each component's object)\n";
+    for (const std::string& line : ctx.conformance) ctx.result.map += "  " + line + "\n";
+  }
   ctx.result.ok = true;
   return ctx.result;
 }
