@@ -219,15 +219,12 @@ void assign_registers(LinkContext& ctx) {
 
 void assign_barriers(LinkContext& ctx) {
   unsigned next = 1;  // id 0 is __syncthreads
-  int64_t threads = int64_t(ctx.total_warps) * 32;
-  std::set<const NamedBarrier*> reported;  // a contract listed twice: one error per declaration
+  // A barrier's thread count is checked against its own instance's threads (check), which the
+  // block's threads include.
   for (Instance& in : ctx.instances) {
     for (const NamedBarrier& b : in.contract->barriers) {
       in.bar.push_back(next);
       ctx.barriers.push_back({next, in.name, b.name, b.threads.value, b.loc});
-      if (b.threads.value > threads && reported.insert(&b).second)
-        ctx.diags.error("barrier-limit", "'" + in.name + "': named barrier '" + b.name + "' waits for " +
-                                             std::to_string(b.threads.value) + " threads but the block has " + std::to_string(threads), b.threads.loc);
       ++next;
     }
   }

@@ -122,11 +122,24 @@ void check_component(LinkContext& ctx, const Contract& c, unsigned instances) {
                                " is not a setmaxnreg value (" + std::to_string(t.min_regs) + ".." + std::to_string(t.max_regs) +
                                " in steps of " + std::to_string(t.regs_step) + ")", c.registers->loc);
   }
-  for (const NamedBarrier& b : c.barriers)
-    if (b.threads.value <= 0 || b.threads.value % 32 != 0 || b.threads.value > ctx.target.max_threads)
+  for (const NamedBarrier& b : c.barriers) {
+    if (b.threads.value <= 0 || b.threads.value % 32 != 0 || b.threads.value > ctx.target.max_threads) {
       bad("barrier-limit", "named barrier '" + b.name + "' takes " + std::to_string(b.threads.value) +
                                " threads; bar.sync needs a positive multiple of 32 up to " + std::to_string(ctx.target.max_threads),
           b.threads.loc);
+      continue;
+    }
+    // A named barrier's id is private to one instance, so only that instance's threads can
+    // arrive: a barrier waiting for more than them never completes.
+    const int64_t own = c.warps.value * 32;
+    if (c.warps.value > 0 && c.warps.value <= kMaxWarps && b.threads.value > own)
+      d.error("barrier-limit", "component '" + c.name + "': named barrier '" + b.name + "' waits for " +
+                                   std::to_string(b.threads.value) + " threads but an instance runs on " +
+                                   std::to_string(c.warps.value) + (c.warps.value == 1 ? " warp (" : " warps (") +
+                                   std::to_string(own) + " threads); its id is private to the instance, so it never completes",
+              b.threads.loc)
+          .notes.push_back("warps declared at " + c.warps.loc.str());
+  }
   for (const SmemRegion& r : c.smem)
     if (r.bytes.value <= 0 || r.bytes.value > ctx.target.max_smem)
       bad("smem-limit", "smem region '" + r.name + "' has " + std::to_string(r.bytes.value) + " bytes; a region holds " +
