@@ -405,6 +405,35 @@ void check_tiles(LinkContext& ctx) {
     }
 }
 
+// [[assert]]: relations between resolved facts. Evaluated once per contract (not per instance).
+void check_asserts(LinkContext& ctx) {
+  for (const auto& c : ctx.contracts)
+    for (const AssertDecl& a : c->asserts) {
+      const auto lookup = [&](const std::string& n) { return ctx.fact_value(n); };
+      std::string e;
+      auto v = a.expr.eval(lookup, e);
+      if (!v) {
+        std::string unknown;
+        for (const std::string& n : a.expr.names())
+          if (!ctx.facts.count(n) && unknown.empty()) unknown = n;
+        ctx.diags.error("expr", "component '" + c->name + "': assert '" + a.expr.text() + "': " +
+                                    (unknown.empty() ? e : "names fact '" + unknown + "', which no component provides"), a.loc);
+        continue;
+      }
+      if (*v != 0) continue;
+      std::string values;
+      for (const std::string& n : a.expr.names())
+        values += (values.empty() ? "" : ", ") + n + " = " + std::to_string(ctx.facts.at(n).value);
+      Diagnostic& x = ctx.diags.error("assert", "component '" + c->name + "': assert '" + a.expr.text() + "' fails" +
+                                                    (values.empty() ? std::string() : " with " + values), a.loc);
+      if (!a.message.empty()) x.notes.push_back(c->name + " (" + c->owner + "): " + printable(a.message));
+      for (const std::string& n : a.expr.names()) {
+        const ResolvedFact& f = ctx.facts.at(n);
+        x.notes.push_back(n + " provided by " + f.provider->name + " (" + f.provider->owner + ") at " + f.provided_at.str());
+      }
+    }
+}
+
 }  // namespace
 
 void check(LinkContext& ctx) {
@@ -417,6 +446,7 @@ void check(LinkContext& ctx) {
   connect_pipes(ctx);
   check_params(ctx);
   check_tiles(ctx);
+  check_asserts(ctx);
 }
 
 }  // namespace pipelink
