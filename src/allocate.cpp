@@ -18,12 +18,20 @@ namespace {
 
 int64_t align_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
 
-bool lifetimes_meet(const std::vector<std::string>& a, const std::vector<std::string>& b) {
-  if (a.empty() || b.empty()) return true;
+bool phases_disjoint(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  if (a.empty() || b.empty()) return false;  // empty = always live
   for (const auto& x : a)
     for (const auto& y : b)
-      if (x == y) return true;
-  return false;
+      if (x == y) return false;
+  return true;
+}
+
+// Two blocks may share bytes only when the linker can prove they are never live at once. `live`
+// phases are steps of one instance's own code, which runs them in order; instances (and pipes,
+// and mbarriers) run concurrently and the contracts declare no order between one instance's
+// phases and another's. So: same instance, both with phase lists, no phase in common.
+bool may_share(const SmemBlock& a, const SmemBlock& b) {
+  return a.instance >= 0 && a.instance == b.instance && phases_disjoint(a.live, b.live);
 }
 
 bool views_differ(const Pipe& p) {
@@ -393,11 +401,13 @@ void place_smem(LinkContext& ctx) {
     if (!ends.empty()) b.loc = ctx.instances[ends.front().instance].contract->ports[ends.front().port].loc;
     blocks.push_back(b);
   }
-  for (const Instance& in : ctx.instances)
-    for (const SmemRegion& r : in.contract->smem) {
+  for (size_t ii = 0; ii < ctx.instances.size(); ++ii)
+    for (const SmemRegion& r : ctx.instances[ii].contract->smem) {
+      const Instance& in = ctx.instances[ii];
       SmemBlock b;
       b.name = r.name;
       b.owner = in.name;
+      b.instance = static_cast<int>(ii);
       b.bytes = r.bytes.value;
       b.align = r.align;
       b.live = r.live;
@@ -417,6 +427,25 @@ void place_smem(LinkContext& ctx) {
     b.align = 8;
     blocks.push_back(b);
   }
+  // Sharing the contracts ask for but the rule refuses (regions of different instances with
+  // disjoint phase names): placed apart, with a warning per pair of declarations.
+  {
+    std::set<std::pair<const SmemRegion*, const SmemRegion*>> warned;
+    std::vector<std::pair<const Instance*, const SmemRegion*>> regions;
+    for (const Instance& in : ctx.instances)
+      for (const SmemRegion& r : in.contract->smem) regions.push_back({&in, &r});
+    for (size_t j = 0; j < regions.size(); ++j)
+      for (size_t i = 0; i < j; ++i) {
+        const auto& [ia, ra] = regions[i];
+        const auto& [ib, rb] = regions[j];
+        if (ia == ib || !phases_disjoint(ra->live, rb->live) || !warned.insert(std::minmax(ra, rb)).second) continue;
+        d.warning("smem-live", "smem region '" + rb->name + "' of '" + ib->name + "' and region '" + ra->name + "' of '" +
+                                   ia->name + "' have disjoint live phases but belong to different instances, which run "
+                                   "concurrently; they get separate bytes", rb->loc)
+            .notes.push_back("'" + ra->name + "' of '" + ia->name + "' is declared at " + ra->loc.str() +
+                             "; live phases order only the regions of one instance");
+      }
+  }
   std::vector<size_t> order(blocks.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return blocks[a].bytes > blocks[b].bytes; });
@@ -426,7 +455,7 @@ void place_smem(LinkContext& ctx) {
     SmemBlock& b = blocks[i];
     std::vector<int64_t> candidates{0};
     for (size_t j : placed)
-      if (lifetimes_meet(b.live, blocks[j].live)) candidates.push_back(blocks[j].offset + blocks[j].bytes);
+      if (!may_share(b, blocks[j])) candidates.push_back(blocks[j].offset + blocks[j].bytes);
     std::sort(candidates.begin(), candidates.end());
     int64_t chosen = -1;
     for (int64_t c : candidates) {
@@ -434,7 +463,7 @@ void place_smem(LinkContext& ctx) {
       bool ok = true;
       for (size_t j : placed) {
         const SmemBlock& o = blocks[j];
-        if (lifetimes_meet(b.live, o.live) && off < o.offset + o.bytes && o.offset < off + b.bytes) { ok = false; break; }
+        if (!may_share(b, o) && off < o.offset + o.bytes && o.offset < off + b.bytes) { ok = false; break; }
       }
       if (ok) { chosen = off; break; }
     }
