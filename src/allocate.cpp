@@ -53,22 +53,9 @@ void insert_transfers(LinkContext& ctx) {
       const Contract& c = *ctx.instances[e.instance].contract;
       const PortDecl& pd = c.ports[e.port];
       if (!asked.insert(&pd).second) continue;
-      if (pd.per_tile_declared) {
-        // The transfer moves the first producer's per_tile stages per tile: every producer must agree.
-        const PortDecl& first = ctx.instances[ctx.pipes[i].producers.front().instance].contract->ports[ctx.pipes[i].producers.front().port];
-        if (&pd != &first && first.per_tile_declared && pd.per_tile.text() != first.per_tile.text())
-          ctx.diags.error("port-mismatch", "component '" + c.name + "': per_tile '" + pd.per_tile.text() + "' differs from '" +
-                                               first.per_tile.text() + "' of another producer on pipe '" + ctx.pipes[i].name +
-                                               "'; its generated transfer needs one stage count per tile", pd.per_tile_loc);
-        // Over facts alone it is known now; over params only at run time (PL_CHECKED traps there).
-        std::string err;
-        auto v = pd.per_tile.eval([&](const std::string& n) { return ctx.fact_value(n); }, err);
-        if (v && *v < 1)
-          ctx.diags.error("port-mismatch", "component '" + c.name + "': port '" + pd.name + "' declares per_tile = " +
-                                               std::to_string(*v) + "; the transfer on pipe '" + ctx.pipes[i].name +
-                                               "' needs at least 1 stage per tile", pd.per_tile_loc);
-        continue;
-      }
+      // Ends that declare per_tile agree and are at least 1 over facts (check: check_per_tile);
+      // over params it is known only at run time (PL_CHECKED traps there).
+      if (pd.per_tile_declared) continue;
       const PipeEnd& ce = ctx.pipes[i].consumers.front();
       const Contract& cc = *ctx.instances[ce.instance].contract;
       ctx.diags.error("port-mismatch", "component '" + c.name + "': pipe '" + ctx.pipes[i].name +

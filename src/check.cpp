@@ -405,6 +405,65 @@ void check_tiles(LinkContext& ctx) {
     }
 }
 
+// per_tile: stages per tile. Every end of a pipe that declares it (producers and consumers) must
+// declare the same count: equal values when it is over facts alone, the same expression when it
+// reads u32 params (known only at run time). Over facts it must be at least 1, and when a stage's
+// tensor is a slab of the tile's rows (fewer rows than the tile sequence's tile_m), per_tile
+// stages must cover the tile: rows x per_tile >= tile_m, or rows of every tile are never written.
+void check_per_tile(LinkContext& ctx) {
+  Diagnostics& d = ctx.diags;
+  const auto lookup = [&](const std::string& n) { return ctx.fact_value(n); };
+  const auto canon = [](const Expr& e) { return e.to_cpp([](const std::string& n) { return n; }); };
+  for (const Pipe& pipe : ctx.pipes) {
+    std::vector<PipeEnd> ends = pipe.producers;
+    ends.insert(ends.end(), pipe.consumers.begin(), pipe.consumers.end());
+    const PortDecl* ref = nullptr;
+    const Contract* ref_c = nullptr;
+    std::optional<int64_t> ref_v;
+    std::set<const PortDecl*> seen;  // a contract listed twice is compared (and reported) once
+    for (const PipeEnd& e : ends) {
+      const Contract& c = *ctx.instances[e.instance].contract;
+      const PortDecl& p = c.ports[e.port];
+      if (!p.per_tile_declared || !seen.insert(&p).second) continue;
+      std::string err;
+      const std::optional<int64_t> v = p.per_tile.eval(lookup, err);
+      if (v && *v < 1) {
+        d.error("port-mismatch", "component '" + c.name + "': port '" + p.name + "' declares per_tile = " + std::to_string(*v) +
+                                     " ('" + p.per_tile.text() + "'); a pipe moves at least 1 stage per tile", p.per_tile_loc);
+        continue;
+      }
+      if (!ref) { ref = &p; ref_c = &c; ref_v = v; continue; }
+      const bool same = v && ref_v ? *v == *ref_v : canon(p.per_tile) == canon(ref->per_tile);
+      if (!same) {
+        auto shown = [](const Expr& x, const std::optional<int64_t>& val) {
+          if (val && x.text() == std::to_string(*val)) return x.text();
+          return "'" + x.text() + "'" + (val ? " = " + std::to_string(*val) : std::string());
+        };
+        d.error("port-mismatch", "pipe '" + pipe.name + "': '" + c.name + "' declares per_tile " + shown(p.per_tile, v) + " but '" +
+                                     ref_c->name + "' declares " + shown(ref->per_tile, ref_v) +
+                                     "; every end of a pipe must move the same number of stages per tile", p.per_tile_loc)
+            .notes.push_back(ref_c->name + " (" + ref_c->owner + ") declares it at " + ref->per_tile_loc.str());
+      }
+    }
+    if (!ref || !ref_v || !ctx.tiles) continue;
+    const int64_t tile_m = ctx.tiles->tile_m.value;
+    if (tile_m <= 0 || tile_m > INT32_MAX) continue;  // reported by check_tiles
+    for (const PipeTensor& t : pipe.tensors) {
+      if (t.rows <= 0 || t.rows >= tile_m) continue;  // a stage that spans the tile's rows by itself
+      int64_t covered = 0;
+      if (!__builtin_mul_overflow(t.rows, *ref_v, &covered) && covered >= tile_m) continue;
+      d.error("port-mismatch", "pipe '" + pipe.name + "': a stage holds " + std::to_string(t.rows) + " rows of tensor '" + t.name +
+                                   "' and '" + ref_c->name + "' declares per_tile = " + std::to_string(*ref_v) + " ('" +
+                                   ref->per_tile.text() + "'), which covers " + std::to_string(covered) + " of the tile's " +
+                                   std::to_string(tile_m) + " rows; rows x per_tile must be at least tile_m",
+              ref->per_tile_loc)
+          .notes.push_back("the tile sequence (tile_m = " + std::to_string(tile_m) + ") is declared by " +
+                           ctx.tiles_owner->contract->name + " at " + ctx.tiles->loc.str());
+      break;  // one error per pipe
+    }
+  }
+}
+
 // [[assert]]: relations between resolved facts. Evaluated once per contract (not per instance).
 void check_asserts(LinkContext& ctx) {
   for (const auto& c : ctx.contracts)
@@ -446,6 +505,7 @@ void check(LinkContext& ctx) {
   connect_pipes(ctx);
   check_params(ctx);
   check_tiles(ctx);
+  check_per_tile(ctx);
   check_asserts(ctx);
 }
 
