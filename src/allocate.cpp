@@ -78,36 +78,69 @@ void insert_transfers(LinkContext& ctx) {
   }
 }
 
-// Packed (non-warpgroup) instances first, in input order, then transfer warps, then warpgroup
-// roles from the next multiple of 4. When any register budget is in play, setmaxnreg applies per
-// warpgroup, so no packed instance may straddle a warpgroup boundary: one that does not fit in
-// the rest of the current warpgroup starts the next, and one of more than 4 warps takes whole
-// warpgroups of its own.
+// Warp placement does not depend on the order of the contracts on the command line: roles are
+// placed by a canonical key, (warps descending, component name, instance index), so instance
+// indices stay those of the input order and the same set of contracts always packs the same way.
+//  1. Warpgroup roles first, from warp 0, each at a multiple of 4.
+//  2. Then packed (non-warpgroup) instances. When any register budget is in play, setmaxnreg
+//     applies per warpgroup, so no packed instance may straddle a warpgroup boundary: first fit
+//     decreasing into the packed warpgroups (an instance goes to the first one with room), and one
+//     of more than 4 warps takes whole warpgroups of its own. Without budgets they are contiguous.
+//  3. Then the generated transfer warps (one each, pipe order), placed the same way.
 void place_warps(LinkContext& ctx) {
   Diagnostics& d = ctx.diags;
   std::vector<int> packed, aligned;
-  for (size_t i = 0; i < ctx.instances.size(); ++i)
-    (ctx.instances[i].contract->warpgroup ? aligned : packed).push_back(static_cast<int>(i));
+  for (size_t i = 0; i < ctx.instances.size(); ++i) {
+    Instance& in = ctx.instances[i];
+    in.warps = static_cast<unsigned>(in.contract->warps.value);  // 1..32 (check)
+    (in.contract->warpgroup ? aligned : packed).push_back(static_cast<int>(i));
+  }
+  const auto canonical = [&](int a, int b) {
+    const Instance& x = ctx.instances[a];
+    const Instance& y = ctx.instances[b];
+    if (x.warps != y.warps) return x.warps > y.warps;
+    if (x.contract->name != y.contract->name) return x.contract->name < y.contract->name;
+    return x.index < y.index;
+  };
+  std::sort(aligned.begin(), aligned.end(), canonical);
+  std::sort(packed.begin(), packed.end(), canonical);
   bool any_registers = false;
   for (const Instance& in : ctx.instances) any_registers |= in.contract->registers.has_value();
   unsigned warp = 0;
-  for (int i : packed) {
-    Instance& in = ctx.instances[i];
-    in.warps = static_cast<unsigned>(in.contract->warps.value);  // 1..32 (check)
-    if (any_registers && warp % 4 + in.warps > 4) warp = static_cast<unsigned>(align_up(warp, 4));
-    in.warp_base = warp;
-    warp += in.warps;
-    if (any_registers && in.warps > 4) warp = static_cast<unsigned>(align_up(warp, 4));
-  }
-  for (Pipe& p : ctx.pipes)
-    if (p.transfer_to >= 0) p.transfer_warp = warp++;
-  if (!aligned.empty() || any_registers) warp = static_cast<unsigned>(align_up(warp, 4));
   for (int i : aligned) {
     Instance& in = ctx.instances[i];
-    in.warps = static_cast<unsigned>(in.contract->warps.value);
+    warp = static_cast<unsigned>(align_up(warp, 4));
     in.warp_base = warp;
     warp += in.warps;
   }
+  if (!aligned.empty()) warp = static_cast<unsigned>(align_up(warp, 4));
+  const unsigned packed_from = warp;
+  std::vector<unsigned> fill;  // with budgets: warps used in each packed warpgroup (from packed_from)
+  auto place = [&](unsigned w) -> unsigned {
+    if (!any_registers) { unsigned at = warp; warp += w; return at; }
+    if (w > 4) {  // whole warpgroups of its own
+      unsigned at = packed_from + 4 * static_cast<unsigned>(fill.size());
+      for (unsigned k = 0; k < (w + 3) / 4; ++k) fill.push_back(4);
+      warp = packed_from + 4 * static_cast<unsigned>(fill.size());
+      return at;
+    }
+    for (size_t g = 0; g < fill.size(); ++g)
+      if (fill[g] + w <= 4) {
+        unsigned at = packed_from + 4 * static_cast<unsigned>(g) + fill[g];
+        fill[g] += w;
+        return at;
+      }
+    fill.push_back(w);
+    unsigned at = packed_from + 4 * static_cast<unsigned>(fill.size() - 1);
+    warp = at + w;
+    return at;
+  };
+  for (int i : packed) ctx.instances[i].warp_base = place(ctx.instances[i].warps);
+  for (Pipe& p : ctx.pipes)
+    if (p.transfer_to >= 0) p.transfer_warp = place(1);
+  // With budgets setmaxnreg runs per warpgroup (.sync.aligned: all four warps), so the block is
+  // whole warpgroups.
+  if (any_registers) warp = packed_from + 4 * static_cast<unsigned>(fill.size());
   ctx.total_warps = warp;
   int64_t threads = int64_t(warp) * 32;
   if (threads > ctx.target.max_threads) {
@@ -137,6 +170,8 @@ void place_warps(LinkContext& ctx) {
       const Instance& in = ctx.instances[i];
       if (in.warps && in.warp_base / 4 <= g && (in.warp_base + in.warps - 1) / 4 >= g) wg.instances.push_back(static_cast<int>(i));
     }
+    std::sort(wg.instances.begin(), wg.instances.end(),
+              [&](int a, int b) { return ctx.instances[a].warp_base < ctx.instances[b].warp_base; });
     for (const Pipe& p : ctx.pipes)
       if (p.transfer_to >= 0 && p.transfer_warp / 4 == g) wg.has_transfer = true;
     ctx.warpgroups.push_back(wg);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "context.h"
@@ -154,4 +155,42 @@ TEST(AllocationProperties, ConcurrentlyLiveSmemNeverOverlaps) {
   }
   EXPECT_GE(examples, 13);  // every example link allocated
   EXPECT_GE(checked, 40);
+}
+
+// Warp packing does not depend on the order of the contracts on the command line: every example
+// link, with its inputs reversed and rotated, gets the same warps for every instance (by name)
+// and the same block size.
+TEST(AllocationProperties, WarpPackingIsOrderIndependent) {
+  using Layout = std::map<std::string, std::pair<unsigned, unsigned>>;  // instance → (warp_base, warps)
+  auto layout = [](const Link& l, unsigned& total) {
+    Layout out;
+    allocate_and(l, [&](const pipelink::LinkContext& ctx, const pipelink::Diagnostics&) {
+      total = ctx.total_warps;
+      for (const pipelink::Instance& in : ctx.instances) out[in.name] = {in.warp_base, in.warps};
+    });
+    return out;
+  };
+  int compared = 0;
+  for (const Link& l : all_links()) {
+    unsigned total = 0;
+    const Layout ref = layout(l, total);
+    if (ref.empty()) continue;
+    std::vector<Link> orders;
+    Link rev = l;
+    std::reverse(rev.opt.inputs.begin(), rev.opt.inputs.end());
+    orders.push_back(rev);
+    for (size_t k = 1; k < l.opt.inputs.size(); ++k) {
+      Link rot = l;
+      std::rotate(rot.opt.inputs.begin(), rot.opt.inputs.begin() + k, rot.opt.inputs.end());
+      orders.push_back(rot);
+    }
+    for (const Link& o : orders) {
+      unsigned t = 0;
+      const Layout got = layout(o, t);
+      EXPECT_EQ(t, total) << l.name << ": the block's warps depend on the input order";
+      EXPECT_EQ(got, ref) << l.name << ": warp placement depends on the input order";
+    }
+    ++compared;
+  }
+  EXPECT_GE(compared, 40);
 }
