@@ -2,8 +2,10 @@
 // ids, kernel-parameter slots, pipes (and generated transfers), shared-memory offsets and mbarrier
 // slots. Checks the totals against the target as it goes (smem, barriers, threads, registers).
 //
-// Deterministic: instances are visited in input order, pipes in first-mention order, and smem
-// blocks are placed largest first with ties broken by creation order. Runs only when check found
+// Deterministic: warps are placed in a canonical order independent of the input order (see
+// place_warps); everything else visits instances in input order and pipes in first-mention order,
+// and smem blocks are placed largest first with ties broken by creation order. Shared memory is
+// shared only between regions of one instance with disjoint live phases (see may_share). Runs only when check found
 // every quantity in range (ctx.sizes_ok); sizes and offsets stay int64 here. Does not: generate code.
 #include <algorithm>
 #include <numeric>
