@@ -2,8 +2,10 @@
 // ids, kernel-parameter slots, pipes (and generated transfers), shared-memory offsets and mbarrier
 // slots. Checks the totals against the target as it goes (smem, barriers, threads, registers).
 //
-// Deterministic: instances are visited in input order, pipes in first-mention order, and smem
-// blocks are placed largest first with ties broken by creation order. Runs only when check found
+// Deterministic: warps are placed in a canonical order independent of the input order (see
+// place_warps); everything else visits instances in input order and pipes in first-mention order,
+// and smem blocks are placed largest first with ties broken by creation order. Shared memory is
+// shared only between regions of one instance with disjoint live phases (see may_share). Runs only when check found
 // every quantity in range (ctx.sizes_ok); sizes and offsets stay int64 here. Does not: generate code.
 #include <algorithm>
 #include <numeric>
@@ -18,12 +20,20 @@ namespace {
 
 int64_t align_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
 
-bool lifetimes_meet(const std::vector<std::string>& a, const std::vector<std::string>& b) {
-  if (a.empty() || b.empty()) return true;
+bool phases_disjoint(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  if (a.empty() || b.empty()) return false;  // empty = always live
   for (const auto& x : a)
     for (const auto& y : b)
-      if (x == y) return true;
-  return false;
+      if (x == y) return false;
+  return true;
+}
+
+// Two blocks may share bytes only when the linker can prove they are never live at once. `live`
+// phases are steps of one instance's own code, which runs them in order; instances (and pipes,
+// and mbarriers) run concurrently and the contracts declare no order between one instance's
+// phases and another's. So: same instance, both with phase lists, no phase in common.
+bool may_share(const SmemBlock& a, const SmemBlock& b) {
+  return a.instance >= 0 && a.instance == b.instance && phases_disjoint(a.live, b.live);
 }
 
 bool views_differ(const Pipe& p) {
@@ -45,22 +55,9 @@ void insert_transfers(LinkContext& ctx) {
       const Contract& c = *ctx.instances[e.instance].contract;
       const PortDecl& pd = c.ports[e.port];
       if (!asked.insert(&pd).second) continue;
-      if (pd.per_tile_declared) {
-        // The transfer moves the first producer's per_tile stages per tile: every producer must agree.
-        const PortDecl& first = ctx.instances[ctx.pipes[i].producers.front().instance].contract->ports[ctx.pipes[i].producers.front().port];
-        if (&pd != &first && first.per_tile_declared && pd.per_tile.text() != first.per_tile.text())
-          ctx.diags.error("port-mismatch", "component '" + c.name + "': per_tile '" + pd.per_tile.text() + "' differs from '" +
-                                               first.per_tile.text() + "' of another producer on pipe '" + ctx.pipes[i].name +
-                                               "'; its generated transfer needs one stage count per tile", pd.per_tile_loc);
-        // Over facts alone it is known now; over params only at run time (PL_CHECKED traps there).
-        std::string err;
-        auto v = pd.per_tile.eval([&](const std::string& n) { return ctx.fact_value(n); }, err);
-        if (v && *v < 1)
-          ctx.diags.error("port-mismatch", "component '" + c.name + "': port '" + pd.name + "' declares per_tile = " +
-                                               std::to_string(*v) + "; the transfer on pipe '" + ctx.pipes[i].name +
-                                               "' needs at least 1 stage per tile", pd.per_tile_loc);
-        continue;
-      }
+      // Ends that declare per_tile agree and are at least 1 over facts (check: check_per_tile);
+      // over params it is known only at run time (PL_CHECKED traps there).
+      if (pd.per_tile_declared) continue;
       const PipeEnd& ce = ctx.pipes[i].consumers.front();
       const Contract& cc = *ctx.instances[ce.instance].contract;
       ctx.diags.error("port-mismatch", "component '" + c.name + "': pipe '" + ctx.pipes[i].name +
@@ -83,36 +80,69 @@ void insert_transfers(LinkContext& ctx) {
   }
 }
 
-// Packed (non-warpgroup) instances first, in input order, then transfer warps, then warpgroup
-// roles from the next multiple of 4. When any register budget is in play, setmaxnreg applies per
-// warpgroup, so no packed instance may straddle a warpgroup boundary: one that does not fit in
-// the rest of the current warpgroup starts the next, and one of more than 4 warps takes whole
-// warpgroups of its own.
+// Warp placement does not depend on the order of the contracts on the command line: roles are
+// placed by a canonical key, (warps descending, component name, instance index), so instance
+// indices stay those of the input order and the same set of contracts always packs the same way.
+//  1. Warpgroup roles first, from warp 0, each at a multiple of 4.
+//  2. Then packed (non-warpgroup) instances. When any register budget is in play, setmaxnreg
+//     applies per warpgroup, so no packed instance may straddle a warpgroup boundary: first fit
+//     decreasing into the packed warpgroups (an instance goes to the first one with room), and one
+//     of more than 4 warps takes whole warpgroups of its own. Without budgets they are contiguous.
+//  3. Then the generated transfer warps (one each, pipe order), placed the same way.
 void place_warps(LinkContext& ctx) {
   Diagnostics& d = ctx.diags;
   std::vector<int> packed, aligned;
-  for (size_t i = 0; i < ctx.instances.size(); ++i)
-    (ctx.instances[i].contract->warpgroup ? aligned : packed).push_back(static_cast<int>(i));
+  for (size_t i = 0; i < ctx.instances.size(); ++i) {
+    Instance& in = ctx.instances[i];
+    in.warps = static_cast<unsigned>(in.contract->warps.value);  // 1..32 (check)
+    (in.contract->warpgroup ? aligned : packed).push_back(static_cast<int>(i));
+  }
+  const auto canonical = [&](int a, int b) {
+    const Instance& x = ctx.instances[a];
+    const Instance& y = ctx.instances[b];
+    if (x.warps != y.warps) return x.warps > y.warps;
+    if (x.contract->name != y.contract->name) return x.contract->name < y.contract->name;
+    return x.index < y.index;
+  };
+  std::sort(aligned.begin(), aligned.end(), canonical);
+  std::sort(packed.begin(), packed.end(), canonical);
   bool any_registers = false;
   for (const Instance& in : ctx.instances) any_registers |= in.contract->registers.has_value();
   unsigned warp = 0;
-  for (int i : packed) {
-    Instance& in = ctx.instances[i];
-    in.warps = static_cast<unsigned>(in.contract->warps.value);  // 1..32 (check)
-    if (any_registers && warp % 4 + in.warps > 4) warp = static_cast<unsigned>(align_up(warp, 4));
-    in.warp_base = warp;
-    warp += in.warps;
-    if (any_registers && in.warps > 4) warp = static_cast<unsigned>(align_up(warp, 4));
-  }
-  for (Pipe& p : ctx.pipes)
-    if (p.transfer_to >= 0) p.transfer_warp = warp++;
-  if (!aligned.empty() || any_registers) warp = static_cast<unsigned>(align_up(warp, 4));
   for (int i : aligned) {
     Instance& in = ctx.instances[i];
-    in.warps = static_cast<unsigned>(in.contract->warps.value);
+    warp = static_cast<unsigned>(align_up(warp, 4));
     in.warp_base = warp;
     warp += in.warps;
   }
+  if (!aligned.empty()) warp = static_cast<unsigned>(align_up(warp, 4));
+  const unsigned packed_from = warp;
+  std::vector<unsigned> fill;  // with budgets: warps used in each packed warpgroup (from packed_from)
+  auto place = [&](unsigned w) -> unsigned {
+    if (!any_registers) { unsigned at = warp; warp += w; return at; }
+    if (w > 4) {  // whole warpgroups of its own
+      unsigned at = packed_from + 4 * static_cast<unsigned>(fill.size());
+      for (unsigned k = 0; k < (w + 3) / 4; ++k) fill.push_back(4);
+      warp = packed_from + 4 * static_cast<unsigned>(fill.size());
+      return at;
+    }
+    for (size_t g = 0; g < fill.size(); ++g)
+      if (fill[g] + w <= 4) {
+        unsigned at = packed_from + 4 * static_cast<unsigned>(g) + fill[g];
+        fill[g] += w;
+        return at;
+      }
+    fill.push_back(w);
+    unsigned at = packed_from + 4 * static_cast<unsigned>(fill.size() - 1);
+    warp = at + w;
+    return at;
+  };
+  for (int i : packed) ctx.instances[i].warp_base = place(ctx.instances[i].warps);
+  for (Pipe& p : ctx.pipes)
+    if (p.transfer_to >= 0) p.transfer_warp = place(1);
+  // With budgets setmaxnreg runs per warpgroup (.sync.aligned: all four warps), so the block is
+  // whole warpgroups.
+  if (any_registers) warp = packed_from + 4 * static_cast<unsigned>(fill.size());
   ctx.total_warps = warp;
   int64_t threads = int64_t(warp) * 32;
   if (threads > ctx.target.max_threads) {
@@ -142,6 +172,8 @@ void place_warps(LinkContext& ctx) {
       const Instance& in = ctx.instances[i];
       if (in.warps && in.warp_base / 4 <= g && (in.warp_base + in.warps - 1) / 4 >= g) wg.instances.push_back(static_cast<int>(i));
     }
+    std::sort(wg.instances.begin(), wg.instances.end(),
+              [&](int a, int b) { return ctx.instances[a].warp_base < ctx.instances[b].warp_base; });
     for (const Pipe& p : ctx.pipes)
       if (p.transfer_to >= 0 && p.transfer_warp / 4 == g) wg.has_transfer = true;
     ctx.warpgroups.push_back(wg);
@@ -219,15 +251,12 @@ void assign_registers(LinkContext& ctx) {
 
 void assign_barriers(LinkContext& ctx) {
   unsigned next = 1;  // id 0 is __syncthreads
-  int64_t threads = int64_t(ctx.total_warps) * 32;
-  std::set<const NamedBarrier*> reported;  // a contract listed twice: one error per declaration
+  // A barrier's thread count is checked against its own instance's threads (check), which the
+  // block's threads include.
   for (Instance& in : ctx.instances) {
     for (const NamedBarrier& b : in.contract->barriers) {
       in.bar.push_back(next);
       ctx.barriers.push_back({next, in.name, b.name, b.threads.value, b.loc});
-      if (b.threads.value > threads && reported.insert(&b).second)
-        ctx.diags.error("barrier-limit", "'" + in.name + "': named barrier '" + b.name + "' waits for " +
-                                             std::to_string(b.threads.value) + " threads but the block has " + std::to_string(threads), b.threads.loc);
       ++next;
     }
   }
@@ -396,11 +425,13 @@ void place_smem(LinkContext& ctx) {
     if (!ends.empty()) b.loc = ctx.instances[ends.front().instance].contract->ports[ends.front().port].loc;
     blocks.push_back(b);
   }
-  for (const Instance& in : ctx.instances)
-    for (const SmemRegion& r : in.contract->smem) {
+  for (size_t ii = 0; ii < ctx.instances.size(); ++ii)
+    for (const SmemRegion& r : ctx.instances[ii].contract->smem) {
+      const Instance& in = ctx.instances[ii];
       SmemBlock b;
       b.name = r.name;
       b.owner = in.name;
+      b.instance = static_cast<int>(ii);
       b.bytes = r.bytes.value;
       b.align = r.align;
       b.live = r.live;
@@ -420,6 +451,25 @@ void place_smem(LinkContext& ctx) {
     b.align = 8;
     blocks.push_back(b);
   }
+  // Sharing the contracts ask for but the rule refuses (regions of different instances with
+  // disjoint phase names): placed apart, with a warning per pair of declarations.
+  {
+    std::set<std::pair<const SmemRegion*, const SmemRegion*>> warned;
+    std::vector<std::pair<const Instance*, const SmemRegion*>> regions;
+    for (const Instance& in : ctx.instances)
+      for (const SmemRegion& r : in.contract->smem) regions.push_back({&in, &r});
+    for (size_t j = 0; j < regions.size(); ++j)
+      for (size_t i = 0; i < j; ++i) {
+        const auto& [ia, ra] = regions[i];
+        const auto& [ib, rb] = regions[j];
+        if (ia == ib || !phases_disjoint(ra->live, rb->live) || !warned.insert(std::minmax(ra, rb)).second) continue;
+        d.warning("smem-live", "smem region '" + rb->name + "' of '" + ib->name + "' and region '" + ra->name + "' of '" +
+                                   ia->name + "' have disjoint live phases but belong to different instances, which run "
+                                   "concurrently; they get separate bytes", rb->loc)
+            .notes.push_back("'" + ra->name + "' of '" + ia->name + "' is declared at " + ra->loc.str() +
+                             "; live phases order only the regions of one instance");
+      }
+  }
   std::vector<size_t> order(blocks.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return blocks[a].bytes > blocks[b].bytes; });
@@ -429,7 +479,7 @@ void place_smem(LinkContext& ctx) {
     SmemBlock& b = blocks[i];
     std::vector<int64_t> candidates{0};
     for (size_t j : placed)
-      if (lifetimes_meet(b.live, blocks[j].live)) candidates.push_back(blocks[j].offset + blocks[j].bytes);
+      if (!may_share(b, blocks[j])) candidates.push_back(blocks[j].offset + blocks[j].bytes);
     std::sort(candidates.begin(), candidates.end());
     int64_t chosen = -1;
     for (int64_t c : candidates) {
@@ -437,7 +487,7 @@ void place_smem(LinkContext& ctx) {
       bool ok = true;
       for (size_t j : placed) {
         const SmemBlock& o = blocks[j];
-        if (lifetimes_meet(b.live, o.live) && off < o.offset + o.bytes && o.offset < off + b.bytes) { ok = false; break; }
+        if (!may_share(b, o) && off < o.offset + o.bytes && o.offset < off + b.bytes) { ok = false; break; }
       }
       if (ok) { chosen = off; break; }
     }

@@ -122,11 +122,24 @@ void check_component(LinkContext& ctx, const Contract& c, unsigned instances) {
                                " is not a setmaxnreg value (" + std::to_string(t.min_regs) + ".." + std::to_string(t.max_regs) +
                                " in steps of " + std::to_string(t.regs_step) + ")", c.registers->loc);
   }
-  for (const NamedBarrier& b : c.barriers)
-    if (b.threads.value <= 0 || b.threads.value % 32 != 0 || b.threads.value > ctx.target.max_threads)
+  for (const NamedBarrier& b : c.barriers) {
+    if (b.threads.value <= 0 || b.threads.value % 32 != 0 || b.threads.value > ctx.target.max_threads) {
       bad("barrier-limit", "named barrier '" + b.name + "' takes " + std::to_string(b.threads.value) +
                                " threads; bar.sync needs a positive multiple of 32 up to " + std::to_string(ctx.target.max_threads),
           b.threads.loc);
+      continue;
+    }
+    // A named barrier's id is private to one instance, so only that instance's threads can
+    // arrive: a barrier waiting for more than them never completes.
+    const int64_t own = c.warps.value * 32;
+    if (c.warps.value > 0 && c.warps.value <= kMaxWarps && b.threads.value > own)
+      d.error("barrier-limit", "component '" + c.name + "': named barrier '" + b.name + "' waits for " +
+                                   std::to_string(b.threads.value) + " threads but an instance runs on " +
+                                   std::to_string(c.warps.value) + (c.warps.value == 1 ? " warp (" : " warps (") +
+                                   std::to_string(own) + " threads); its id is private to the instance, so it never completes",
+              b.threads.loc)
+          .notes.push_back("warps declared at " + c.warps.loc.str());
+  }
   for (const SmemRegion& r : c.smem)
     if (r.bytes.value <= 0 || r.bytes.value > ctx.target.max_smem)
       bad("smem-limit", "smem region '" + r.name + "' has " + std::to_string(r.bytes.value) + " bytes; a region holds " +
@@ -392,6 +405,94 @@ void check_tiles(LinkContext& ctx) {
     }
 }
 
+// per_tile: stages per tile. Every end of a pipe that declares it (producers and consumers) must
+// declare the same count: equal values when it is over facts alone, the same expression when it
+// reads u32 params (known only at run time). Over facts it must be at least 1, and when a stage's
+// tensor is a slab of the tile's rows (fewer rows than the tile sequence's tile_m), per_tile
+// stages must cover the tile: rows x per_tile >= tile_m, or rows of every tile are never written.
+void check_per_tile(LinkContext& ctx) {
+  Diagnostics& d = ctx.diags;
+  const auto lookup = [&](const std::string& n) { return ctx.fact_value(n); };
+  const auto canon = [](const Expr& e) { return e.to_cpp([](const std::string& n) { return n; }); };
+  for (const Pipe& pipe : ctx.pipes) {
+    std::vector<PipeEnd> ends = pipe.producers;
+    ends.insert(ends.end(), pipe.consumers.begin(), pipe.consumers.end());
+    const PortDecl* ref = nullptr;
+    const Contract* ref_c = nullptr;
+    std::optional<int64_t> ref_v;
+    std::set<const PortDecl*> seen;  // a contract listed twice is compared (and reported) once
+    for (const PipeEnd& e : ends) {
+      const Contract& c = *ctx.instances[e.instance].contract;
+      const PortDecl& p = c.ports[e.port];
+      if (!p.per_tile_declared || !seen.insert(&p).second) continue;
+      std::string err;
+      const std::optional<int64_t> v = p.per_tile.eval(lookup, err);
+      if (v && *v < 1) {
+        d.error("port-mismatch", "component '" + c.name + "': port '" + p.name + "' declares per_tile = " + std::to_string(*v) +
+                                     " ('" + p.per_tile.text() + "'); a pipe moves at least 1 stage per tile", p.per_tile_loc);
+        continue;
+      }
+      if (!ref) { ref = &p; ref_c = &c; ref_v = v; continue; }
+      const bool same = v && ref_v ? *v == *ref_v : canon(p.per_tile) == canon(ref->per_tile);
+      if (!same) {
+        auto shown = [](const Expr& x, const std::optional<int64_t>& val) {
+          if (val && x.text() == std::to_string(*val)) return x.text();
+          return "'" + x.text() + "'" + (val ? " = " + std::to_string(*val) : std::string());
+        };
+        d.error("port-mismatch", "pipe '" + pipe.name + "': '" + c.name + "' declares per_tile " + shown(p.per_tile, v) + " but '" +
+                                     ref_c->name + "' declares " + shown(ref->per_tile, ref_v) +
+                                     "; every end of a pipe must move the same number of stages per tile", p.per_tile_loc)
+            .notes.push_back(ref_c->name + " (" + ref_c->owner + ") declares it at " + ref->per_tile_loc.str());
+      }
+    }
+    if (!ref || !ref_v || !ctx.tiles) continue;
+    const int64_t tile_m = ctx.tiles->tile_m.value;
+    if (tile_m <= 0 || tile_m > INT32_MAX) continue;  // reported by check_tiles
+    for (const PipeTensor& t : pipe.tensors) {
+      if (t.rows <= 0 || t.rows >= tile_m) continue;  // a stage that spans the tile's rows by itself
+      int64_t covered = 0;
+      if (!__builtin_mul_overflow(t.rows, *ref_v, &covered) && covered >= tile_m) continue;
+      d.error("port-mismatch", "pipe '" + pipe.name + "': a stage holds " + std::to_string(t.rows) + " rows of tensor '" + t.name +
+                                   "' and '" + ref_c->name + "' declares per_tile = " + std::to_string(*ref_v) + " ('" +
+                                   ref->per_tile.text() + "'), which covers " + std::to_string(covered) + " of the tile's " +
+                                   std::to_string(tile_m) + " rows; rows x per_tile must be at least tile_m",
+              ref->per_tile_loc)
+          .notes.push_back("the tile sequence (tile_m = " + std::to_string(tile_m) + ") is declared by " +
+                           ctx.tiles_owner->contract->name + " at " + ctx.tiles->loc.str());
+      break;  // one error per pipe
+    }
+  }
+}
+
+// [[assert]]: relations between resolved facts. Evaluated once per contract (not per instance).
+void check_asserts(LinkContext& ctx) {
+  for (const auto& c : ctx.contracts)
+    for (const AssertDecl& a : c->asserts) {
+      const auto lookup = [&](const std::string& n) { return ctx.fact_value(n); };
+      std::string e;
+      auto v = a.expr.eval(lookup, e);
+      if (!v) {
+        std::string unknown;
+        for (const std::string& n : a.expr.names())
+          if (!ctx.facts.count(n) && unknown.empty()) unknown = n;
+        ctx.diags.error("expr", "component '" + c->name + "': assert '" + a.expr.text() + "': " +
+                                    (unknown.empty() ? e : "names fact '" + unknown + "', which no component provides"), a.loc);
+        continue;
+      }
+      if (*v != 0) continue;
+      std::string values;
+      for (const std::string& n : a.expr.names())
+        values += (values.empty() ? "" : ", ") + n + " = " + std::to_string(ctx.facts.at(n).value);
+      Diagnostic& x = ctx.diags.error("assert", "component '" + c->name + "': assert '" + a.expr.text() + "' fails" +
+                                                    (values.empty() ? std::string() : " with " + values), a.loc);
+      if (!a.message.empty()) x.notes.push_back(c->name + " (" + c->owner + "): " + printable(a.message));
+      for (const std::string& n : a.expr.names()) {
+        const ResolvedFact& f = ctx.facts.at(n);
+        x.notes.push_back(n + " provided by " + f.provider->name + " (" + f.provider->owner + ") at " + f.provided_at.str());
+      }
+    }
+}
+
 }  // namespace
 
 void check(LinkContext& ctx) {
@@ -404,6 +505,8 @@ void check(LinkContext& ctx) {
   connect_pipes(ctx);
   check_params(ctx);
   check_tiles(ctx);
+  check_per_tile(ctx);
+  check_asserts(ctx);
 }
 
 }  // namespace pipelink

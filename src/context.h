@@ -92,8 +92,9 @@ struct Pipe {
 
 struct SmemBlock {
   std::string name, owner;       // owner: instance name, "pipe <name>" or "pipelink"
+  int instance = -1;             // index into LinkContext::instances for a [[smem]] region; -1 otherwise
   int64_t bytes = 0, align = 16;
-  std::vector<std::string> live; // empty = always
+  std::vector<std::string> live; // empty = always; phase names of its own instance
   int64_t offset = 0;            // int64 while placing: narrowed only once the total fits
   SourceLoc loc;                 // the [[smem]] size, or a ring's producer port
 };

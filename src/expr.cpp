@@ -1,6 +1,10 @@
 // expr.cpp — a small recursive-descent parser and evaluator for contract expressions.
 // Grammar: sum := term (('+'|'-') term)* ; term := unary (('*'|'/'|'%') unary)* ;
 //          unary := '-' unary | primary ; primary := INT | NAME | NAME '(' sum (',' sum)* ')' | '(' sum ')'
+// Conditions (contract asserts only, Expr::parse_condition) add, loosest first:
+//          or := and ('||' and)* ; and := cmp ('&&' cmp)* ; cmp := sum (('=='|'!='|'<'|'<='|'>'|'>=') sum)?
+//          and a parenthesised primary holds an `or`. A comparison or a logical operator gives 0 or 1;
+//          && and || evaluate their right side only when needed (as in C).
 // Functions: min, max, ceil_div, align_up (rounding up; the divisor or alignment must be positive).
 // Overflow, division by zero and nesting deeper than kMaxDepth are errors, never traps.
 #include "pipelink/expr.h"
@@ -15,7 +19,7 @@ struct ExprNode {
   enum Kind { Int, Name, Neg, Bin, Call } kind;
   int64_t value = 0;
   std::string name;  // Name / Call
-  char op = 0;       // Bin
+  char op = 0;       // Bin: + - * / %, and in conditions = (==) ! (!=) < l (<=) > g (>=) & (&&) | (||)
   std::vector<std::shared_ptr<const ExprNode>> args;
 };
 
@@ -29,6 +33,7 @@ struct Parser {
   size_t i = 0;
   std::string err;
   int depth = 0;
+  bool conditions = false;  // comparisons and && || allowed (asserts)
   struct Nest {  // counts one level of recursion while alive
     int& d;
     explicit Nest(int& x) : d(++x) {}
@@ -47,6 +52,49 @@ struct Parser {
     const std::string shown = s.size() > 80 ? s.substr(0, 77) + "..." : s;
     if (err.empty()) err = m + " at column " + std::to_string(i + 1) + " of '" + shown + "'";
     return nullptr;
+  }
+  // Conditions: or := and ('||' and)* ; and := cmp ('&&' cmp)* ; cmp := sum (relop sum)?
+  bool eat2(const char* two) {
+    skip();
+    if (i + 1 < s.size() && s[i] == two[0] && s[i + 1] == two[1]) { i += 2; return true; }
+    return false;
+  }
+  NodeP any() { return conditions ? lor() : sum(); }
+  NodeP lor() {
+    NodeP l = land();
+    while (l && eat2("||")) {
+      NodeP r = land();
+      if (!r) return nullptr;
+      l = bin('|', l, r);
+    }
+    return l;
+  }
+  NodeP land() {
+    NodeP l = cmp();
+    while (l && eat2("&&")) {
+      NodeP r = cmp();
+      if (!r) return nullptr;
+      l = bin('&', l, r);
+    }
+    return l;
+  }
+  NodeP cmp() {
+    NodeP l = sum();
+    if (!l) return nullptr;
+    char op = 0;
+    if (eat2("==")) op = '=';
+    else if (eat2("!=")) op = '!';
+    else if (eat2("<=")) op = 'l';
+    else if (eat2(">=")) op = 'g';
+    else if (eat('<')) op = '<';
+    else if (eat('>')) op = '>';
+    if (!op) return l;
+    NodeP r = sum();
+    if (!r) return nullptr;
+    skip();
+    if (i < s.size() && (s[i] == '<' || s[i] == '>' || s[i] == '=' || (s[i] == '!' && i + 1 < s.size() && s[i + 1] == '=')))
+      return fail("comparisons do not chain; join them with && or parentheses");
+    return bin(op, l, r);
   }
   NodeP sum() {
     NodeP l = term();
@@ -95,7 +143,7 @@ struct Parser {
     skip();
     if (i >= s.size()) return fail("expected a value");
     if (eat('(')) {
-      NodeP x = sum();
+      NodeP x = any();
       if (!x) return nullptr;
       if (!eat(')')) return fail("expected ')'");
       return x;
@@ -167,6 +215,9 @@ std::optional<int64_t> evaluate(const ExprNode& n,
   }
   auto a = evaluate(*n.args[0], lookup, err);
   if (!a) return std::nullopt;
+  // && and || short-circuit: "d != 0 && n / d > 2" never divides by zero.
+  if (n.kind == ExprNode::Bin && n.op == '&' && *a == 0) return 0;
+  if (n.kind == ExprNode::Bin && n.op == '|' && *a != 0) return 1;
   auto b = evaluate(*n.args[1], lookup, err);
   if (!b) return std::nullopt;
   int64_t r = 0;
@@ -184,6 +235,13 @@ std::optional<int64_t> evaluate(const ExprNode& n,
         if (*b == 0) return fail("division by zero");
         if (*b == -1) return 0;  // INT64_MIN % -1 traps in hardware; the remainder is 0
         return *a % *b;
+      case '=': return *a == *b;
+      case '!': return *a != *b;
+      case '<': return *a < *b;
+      case 'l': return *a <= *b;
+      case '>': return *a > *b;
+      case 'g': return *a >= *b;
+      case '&': case '|': return *b != 0;  // the left side decided nothing (see above)
     }
   }
   if (n.name == "min") return std::min(*a, *b);
@@ -202,7 +260,21 @@ std::string render(const ExprNode& n, const std::function<std::string(const std:
     case ExprNode::Int: return std::to_string(n.value) + "ll";
     case ExprNode::Name: return "(long long)(" + map(n.name) + ")";
     case ExprNode::Neg: return "(-" + render(*n.args[0], map) + ")";
-    case ExprNode::Bin: return "(" + render(*n.args[0], map) + " " + n.op + " " + render(*n.args[1], map) + ")";
+    case ExprNode::Bin: {
+      std::string op(1, n.op);
+      switch (n.op) {
+        case '=': op = "=="; break;
+        case '!': op = "!="; break;
+        case 'l': op = "<="; break;
+        case 'g': op = ">="; break;
+        case '&': op = "&&"; break;
+        case '|': op = "||"; break;
+        default: break;
+      }
+      if (n.op == '&' || n.op == '|' || op.size() == 2 || n.op == '<' || n.op == '>')
+        return "(long long)(" + render(*n.args[0], map) + " " + op + " " + render(*n.args[1], map) + ")";
+      return "(" + render(*n.args[0], map) + " " + op + " " + render(*n.args[1], map) + ")";
+    }
     case ExprNode::Call: {
       std::string a = render(*n.args[0], map), b = render(*n.args[1], map);
       if (n.name == "min") return "(" + a + " < " + b + " ? " + a + " : " + b + ")";
@@ -231,9 +303,13 @@ Expr Expr::constant(int64_t v) {
   return e;
 }
 
-bool Expr::parse(const std::string& text, Expr& out, std::string& error) {
+bool Expr::parse(const std::string& text, Expr& out, std::string& error) { return parse_impl(text, out, error, false); }
+bool Expr::parse_condition(const std::string& text, Expr& out, std::string& error) { return parse_impl(text, out, error, true); }
+
+bool Expr::parse_impl(const std::string& text, Expr& out, std::string& error, bool conditions) {
   Parser p{text, 0, {}};
-  NodeP n = p.sum();
+  p.conditions = conditions;
+  NodeP n = p.any();
   if (n) {
     p.skip();
     if (p.i != text.size()) n = p.fail(std::string("unexpected '") + text[p.i] + "'");

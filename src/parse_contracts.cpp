@@ -147,7 +147,7 @@ struct Reader {
     if (const toml::table* comp = root["component"].as_table())
       if (auto name = comp->get_as<std::string>("name")) c.name = name->get();
     known_keys(root, "the contract", {"component", "provide", "use", "warps", "smem", "named_barrier", "mbarrier",
-                                      "port", "param", "tiles"});
+                                      "port", "param", "tiles", "assert"});
     const toml::table* comp = table(root, "component");
     if (!comp) {
       if (!root.get("component")) ctx.diags.error("contract-syntax", "missing [component] table", SourceLoc{c.path, 1});
@@ -355,6 +355,19 @@ struct Reader {
       for (auto& [n, v] : types) if (ty == n) { p.type = v; ok = true; }
       if (!ok && !ty.empty()) err(t.get("type"), "param '" + p.name + "': type must be tensormap, ptr, u32, i32, u64 or f32");
       c.params.push_back(std::move(p));
+    });
+    each_table(root, "assert", [&](const toml::table& t) {
+      AssertDecl a;
+      known_keys(t, "[[assert]]", {"expr", "message"});
+      a.message = str(t, "message", "[[assert]]", false);
+      const toml::node* n = t.get("expr");
+      a.loc = at(n ? n : &t);
+      if (!n) { err(&t, "[[assert]] needs 'expr'"); return; }
+      auto s = n->as_string();
+      if (!s) { err(n, "[[assert]].expr must be a string holding a condition"); return; }
+      std::string e;
+      if (!Expr::parse_condition(s->get(), a.expr, e)) { err(n, "assert: " + e, "expr"); return; }
+      c.asserts.push_back(std::move(a));
     });
     if (const toml::table* t = table(root, "tiles")) {
       TilesDecl& d = c.tiles;

@@ -2,17 +2,30 @@
 // library (include/pipelink/pipelink.h).
 //
 //   pipelink link  <contract.toml>... -o out.cubin [--map out.map] [-arch=sm_90a] [-L dir] [--connect PORT=PIPE]
-//                  [--save-temps] [--emit-ptx] [--control] [-I dir] [-D NAME[=V]] [-v]
-//   pipelink check <contract.toml>... [--map out.map] [-arch=sm_90a]
+//                  [--save-temps] [--emit-ptx] [--control] [--kernel-name NAME] [-I dir] [-D NAME[=V]] [-v]
+//   pipelink check <contract.toml>... [--map out.map] [-arch=sm_90a] [--connect PORT=PIPE]
 //   pipelink compile <component.cu> -o out.ltoir [-arch=sm_90a] [-I dir] [-D NAME[=V]]
+//   pipelink --version | --help
 //
-// A contract listed twice is instantiated twice. Exit status: 0 on success, 1 on any error
-// (and then nothing is written).
+// A contract listed twice is instantiated twice. Repeatable options (-D, -I, -L, --connect, --set)
+// take exactly one value per occurrence, so contracts may follow them. Exit status: 0 on success,
+// 1 when the link (or compile) is refused with diagnostics (and then nothing is written), 2 on a
+// usage error (unknown option, missing argument, malformed --connect / --set).
 #include <CLI/CLI.hpp>
 #include <fstream>
 #include <iostream>
 
 #include "pipelink/pipelink.h"
+
+#ifndef PIPELINK_VERSION
+#define PIPELINK_VERSION "0.0.0"
+#endif
+
+namespace {
+constexpr int kUsageError = 2;
+// A repeatable option: one value per occurrence (`-D X a.toml` leaves a.toml to the inputs).
+CLI::Option* repeatable(CLI::Option* o) { return o->allow_extra_args(false)->expected(1)->take_all(); }
+}  // namespace
 
 int main(int argc, char** argv) {
   // Linker convention: -arch=sm_90a (single dash). CLI11 wants --arch.
@@ -23,23 +36,24 @@ int main(int argc, char** argv) {
   for (std::string& a : args) cargs.push_back(a.data());
 
   CLI::App app{"PipeLink: a contract-guided linker for GPU kernel components"};
+  app.set_version_flag("--version", std::string("pipelink ") + PIPELINK_VERSION);
   app.require_subcommand(1);
   pipelink::LinkOptions opt;
   std::string compile_src;
 
   std::vector<std::string> connects;
   auto common = [&](CLI::App* s) {
-    s->add_option("--arch", opt.arch, "target (sm_90a)");
-    s->add_option("-I", opt.include_dirs, "include directory for the generated unit / control");
-    s->add_option("-D", opt.defines, "preprocessor definition for the generated unit / control");
+    s->add_option("--arch", opt.arch, "target: sm_90a (default) or sm_90; also written -arch=sm_90a");
+    repeatable(s->add_option("-I", opt.include_dirs, "include directory for the generated unit / control (repeatable)"));
+    repeatable(s->add_option("-D", opt.defines, "NAME[=VALUE]: preprocessor definition for the generated unit / control (repeatable)"));
     s->add_flag("-v,--verbose", opt.verbose, "pass timings and toolchain logs");
   };
   CLI::App* link = app.add_subcommand("link", "check, allocate, generate and link into one cubin");
   link->add_option("inputs", opt.inputs, "component contracts (.toml); repeat one to instantiate it again")->required();
   link->add_option("-o", opt.output, "output cubin")->required();
   link->add_option("--map", opt.map_path, "write the link map");
-  link->add_option("-L", opt.library_dirs, "directory searched for component objects");
-  link->add_option("--connect", connects, "PORT=PIPE: ports named PORT join pipe PIPE (repeatable)");
+  repeatable(link->add_option("-L", opt.library_dirs, "directory searched for component objects (repeatable)"));
+  repeatable(link->add_option("--connect", connects, "PORT=PIPE: ports named PORT join pipe PIPE (repeatable)"));
   link->add_flag("--save-temps", opt.save_temps, "keep the generated source (<out>.generated.cu) and linked PTX");
   link->add_flag("--emit-ptx", opt.emit_ptx, "write the linked PTX to <out>.ptx");
   link->add_flag("--control", opt.control, "build the monolithic control (one NVRTC program) instead");
@@ -49,7 +63,7 @@ int main(int argc, char** argv) {
   CLI::App* check = app.add_subcommand("check", "check and allocate only; write nothing but the map");
   check->add_option("inputs", opt.inputs, "component contracts (.toml)")->required();
   check->add_option("--map", opt.map_path, "write the link map");
-  check->add_option("--connect", connects, "PORT=PIPE: ports named PORT join pipe PIPE (repeatable)");
+  repeatable(check->add_option("--connect", connects, "PORT=PIPE: ports named PORT join pipe PIPE (repeatable)"));
   common(check);
 
   CLI::App* compile = app.add_subcommand("compile", "compile a component source to LTO-IR with NVRTC");
@@ -63,7 +77,7 @@ int main(int argc, char** argv) {
   CLI::App* classic = app.add_subcommand("classic-header", "experiment: bake one component's own copy of the constants");
   classic->add_option("inputs", opt.inputs, "component contracts (.toml)")->required();
   classic->add_option("--component", opt.classic_component, "the component whose copy to write")->required();
-  classic->add_option("--set", sets, "FACT=VALUE: what this component believes instead (repeatable)");
+  repeatable(classic->add_option("--set", sets, "FACT=VALUE: what this component believes instead (repeatable)"));
   classic->add_option("-o", header_out, "output header")->required();
   common(classic);
   std::vector<std::string> plain_objects;
@@ -75,7 +89,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(static_cast<int>(cargs.size()), cargs.data());
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version exit 0; every parse error is a usage error.
+    return app.exit(e) == 0 ? 0 : kUsageError;
   }
 
   pipelink::Diagnostics diags;
@@ -83,17 +98,24 @@ int main(int argc, char** argv) {
     size_t eq = c.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == c.size()) {
       std::cerr << "pipelink: error: --connect takes PORT=PIPE, got '" << c << "'\n";
-      return 1;
+      return kUsageError;
     }
     opt.connect[c.substr(0, eq)] = c.substr(eq + 1);
   }
   for (const std::string& f : sets) {
     size_t eq = f.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      std::cerr << "pipelink: error: --set takes FACT=VALUE, got '" << f << "'\n";
-      return 1;
+    size_t used = 0;
+    long long v = 0;
+    try {
+      if (eq != std::string::npos) v = std::stoll(f.substr(eq + 1), &used);
+    } catch (const std::exception&) {
+      used = 0;
     }
-    opt.fact_overrides[f.substr(0, eq)] = std::stoll(f.substr(eq + 1));
+    if (eq == std::string::npos || eq == 0 || used == 0 || used != f.size() - eq - 1) {
+      std::cerr << "pipelink: error: --set takes FACT=VALUE (an integer), got '" << f << "'\n";
+      return kUsageError;
+    }
+    opt.fact_overrides[f.substr(0, eq)] = v;
   }
   bool ok = false;
   if (*classic) {

@@ -106,6 +106,13 @@ struct ParamDecl {
   SourceLoc loc;
 };
 
+// [[assert]]: a relation between facts that must hold, e.g. "tile_m % out_rows == 0".
+struct AssertDecl {
+  Expr expr;              // a condition (Expr::parse_condition)
+  std::string message;    // optional: why it must hold
+  SourceLoc loc;          // the expr key
+};
+
 struct TilesDecl {
   bool present = false;
   std::string order = "row_major";
@@ -136,6 +143,7 @@ struct Contract {
   std::vector<MbarrierGroup> mbarriers;
   std::vector<PortDecl> ports;
   std::vector<ParamDecl> params;
+  std::vector<AssertDecl> asserts;
   TilesDecl tiles;
 };
 

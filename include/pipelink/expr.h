@@ -21,6 +21,9 @@ class Expr {
   static Expr constant(int64_t v);
   // Parses `text`; on failure returns false and sets `error`.
   static bool parse(const std::string& text, Expr& out, std::string& error);
+  // A condition (contract asserts): also == != < <= > >= (one per comparison, 0 or 1) and
+  // && || (short-circuit), loosest last; parentheses group conditions too.
+  static bool parse_condition(const std::string& text, Expr& out, std::string& error);
 
   bool empty() const { return !root_; }
   const std::string& text() const { return text_; }
@@ -33,6 +36,7 @@ class Expr {
                               std::string& error) const;
 
  private:
+  static bool parse_impl(const std::string& text, Expr& out, std::string& error, bool conditions);
   std::shared_ptr<const ExprNode> root_;
   std::string text_;
 };

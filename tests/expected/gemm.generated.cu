@@ -36,7 +36,7 @@ __device__ const pl::Slots pl_slots_0 = {
      {},
      {}},
     {0, 1, 0, 0, 0, 0, 0, 0},  // param slots
-    0, 1, 0, 1};  // warps [0, 1), instance 0 of 1
+    10, 1, 0, 1};  // warps [10, 11), instance 0 of 1
 // mma_consumer#0
 __device__ const pl::Slots pl_slots_1 = {
     {0, 0, 0, 0, 0, 0, 0, 0},  // smem
@@ -48,7 +48,7 @@ __device__ const pl::Slots pl_slots_1 = {
      {},
      {}},
     {0, 0, 0, 0, 0, 0, 0, 0},  // param slots
-    4, 4, 0, 2};  // warps [4, 8), instance 0 of 2
+    0, 4, 0, 2};  // warps [0, 4), instance 0 of 2
 // mma_consumer#1
 __device__ const pl::Slots pl_slots_2 = {
     {0, 0, 0, 0, 0, 0, 0, 0},  // smem
@@ -60,7 +60,7 @@ __device__ const pl::Slots pl_slots_2 = {
      {},
      {}},
     {0, 0, 0, 0, 0, 0, 0, 0},  // param slots
-    8, 4, 1, 2};  // warps [8, 12), instance 1 of 2
+    4, 4, 1, 2};  // warps [4, 8), instance 1 of 2
 // tile_writer
 __device__ const pl::Slots pl_slots_3 = {
     {0, 0, 0, 0, 0, 0, 0, 0},  // smem
@@ -72,7 +72,7 @@ __device__ const pl::Slots pl_slots_3 = {
      {},
      {}},
     {1, 2, 3, 0, 0, 0, 0, 0},  // param slots
-    1, 2, 0, 1};  // warps [1, 3), instance 0 of 1
+    8, 2, 0, 1};  // warps [8, 10), instance 0 of 1
 
 // ---- the tile sequence (one scheduler for every component) ----
 extern "C" __device__ bool pl_tile_at(const pl::Args* args, unsigned i, pl::Tile* t) {
@@ -107,26 +107,26 @@ extern "C" __global__ void __launch_bounds__(384, 1) pipelink_kernel(const __gri
   ctx.args = &args;
   ctx.smem = pl_smem;
   if (warp < 4u) {  // warpgroup 0
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
-    if (warp < 1u) {  // tma_loader
-      ctx.slots = &pl_slots_0;
-      tma_loader_main(ctx);
-    }
-    else if (warp >= 1u && warp < 3u) {  // tile_writer
-      ctx.slots = &pl_slots_3;
-      tile_writer_main(ctx);
-    }
-  } else if (warp < 8u) {  // warpgroup 1
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-    if (warp >= 4u && warp < 8u) {  // mma_consumer#0
+    if (warp < 4u) {  // mma_consumer#0
       ctx.slots = &pl_slots_1;
       mma_consumer_main(ctx);
     }
-  } else if (warp < 12u) {  // warpgroup 2
+  } else if (warp < 8u) {  // warpgroup 1
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-    if (warp >= 8u && warp < 12u) {  // mma_consumer#1
+    if (warp >= 4u && warp < 8u) {  // mma_consumer#1
       ctx.slots = &pl_slots_2;
       mma_consumer_main(ctx);
+    }
+  } else if (warp < 12u) {  // warpgroup 2
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+    if (warp >= 8u && warp < 10u) {  // tile_writer
+      ctx.slots = &pl_slots_3;
+      tile_writer_main(ctx);
+    }
+    else if (warp >= 10u && warp < 11u) {  // tma_loader
+      ctx.slots = &pl_slots_0;
+      tma_loader_main(ctx);
     }
   }
 }

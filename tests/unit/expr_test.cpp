@@ -128,3 +128,58 @@ TEST(Expr, ToCpp) {
   EXPECT_EQ(e.to_cpp([](const std::string& n) { return "x_" + n; }),
             "((long long)(x_K) / (long long)(x_tile_k) + ((long long)(x_K) % (long long)(x_tile_k) > 0 ? 1 : 0))");
 }
+
+// Conditions: only Expr::parse_condition (contract asserts) accepts comparisons and && ||.
+namespace {
+std::optional<int64_t> cond(const std::string& text, std::string* err = nullptr) {
+  static const std::map<std::string, int64_t> facts{{"tile_m", 128}, {"out_rows", 48}, {"zero", 0}};
+  Expr e;
+  std::string perr;
+  if (!Expr::parse_condition(text, e, perr)) {
+    if (err) *err = perr;
+    return std::nullopt;
+  }
+  std::string eerr;
+  auto v = e.eval([](const std::string& n) -> std::optional<int64_t> {
+    auto it = facts.find(n);
+    if (it == facts.end()) return std::nullopt;
+    return it->second;
+  }, eerr);
+  if (err) *err = eerr;
+  return v;
+}
+}  // namespace
+
+TEST(ExprCondition, Comparisons) {
+  EXPECT_EQ(cond("tile_m % out_rows == 0"), 0);
+  EXPECT_EQ(cond("tile_m % 64 == 0"), 1);
+  EXPECT_EQ(cond("tile_m != 128"), 0);
+  EXPECT_EQ(cond("out_rows < tile_m"), 1);
+  EXPECT_EQ(cond("out_rows <= 48"), 1);
+  EXPECT_EQ(cond("out_rows > 48"), 0);
+  EXPECT_EQ(cond("out_rows >= -1"), 1);
+  EXPECT_EQ(cond("tile_m / 2 + 1 > 64"), 1);  // arithmetic binds tighter
+}
+
+TEST(ExprCondition, LogicShortCircuits) {
+  EXPECT_EQ(cond("1 == 1 && 2 == 2 || 0"), 1);
+  EXPECT_EQ(cond("0 || 1 && 0"), 0);  // && binds tighter than ||
+  EXPECT_EQ(cond("(0 || 1) && 1"), 1);
+  EXPECT_EQ(cond("zero != 0 && tile_m / zero > 1"), 0);  // no division by zero
+  EXPECT_EQ(cond("zero == 0 || tile_m / zero > 1"), 1);
+  std::string err;
+  EXPECT_FALSE(cond("zero == 0 && tile_m / zero > 1", &err));
+  EXPECT_EQ(err, "division by zero");
+}
+
+TEST(ExprCondition, Errors) {
+  std::string err;
+  EXPECT_FALSE(cond("1 < 2 < 3", &err));
+  EXPECT_NE(err.find("comparisons do not chain"), std::string::npos) << err;
+  EXPECT_FALSE(cond("tile_m ==", &err));
+  EXPECT_FALSE(cond("tile_m = 1", &err));
+  // Outside asserts, comparisons are not expressions.
+  EXPECT_FALSE(eval("tile_m == 128", &err));
+  EXPECT_NE(err.find("unexpected '='"), std::string::npos) << err;
+  EXPECT_FALSE(eval("1 && 1", &err));
+}
