@@ -72,7 +72,8 @@ std::string classic_header(const LinkOptions& options, Diagnostics& diags) {
     if (line.rfind("extern \"C\" __device__ void ", 0) == 0) continue;  // entry declarations: not needed
     // The checked-build pipe names and drain flag stay the entry's (one definition, shared).
     if (line.rfind("static constexpr char* const pl_pipe_names", 0) == 0 || line.rfind("extern \"C\" __device__ unsigned pl_abort", 0) == 0 ||
-        line.rfind("extern \"C\" __device__ unsigned long long pl_checked_report", 0) == 0)
+        line.rfind("extern \"C\" __device__ unsigned long long pl_checked_report", 0) == 0 ||
+        line.rfind("extern \"C\" __device__ __attribute__((used)) const char pl_manifest[]", 0) == 0)  // the entry's too
       continue;
     o << line << "\n";
   }
