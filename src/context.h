@@ -171,6 +171,8 @@ std::string render_map(const LinkContext& ctx);
 // Generated symbols derive from indices, never from contract strings: pl_slots_<instance index>.
 std::string slots_name(size_t instance_index);
 bool is_identifier(const std::string& s);       // [A-Za-z_][A-Za-z0-9_]*
+// A C++ keyword, CUDA built-in or reserved name (__x, _X, pl_x, pl): cannot name a C++ symbol.
+bool reserved_identifier(const std::string& s);
 // Contract text made safe for a // or /* */ comment and for one line of the map: control
 // characters become \n, \xHH escapes and "*/" becomes "* /".
 std::string printable(const std::string& s);

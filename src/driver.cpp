@@ -43,9 +43,10 @@ LinkResult link(const LinkOptions& options, Diagnostics& diags) {
   }
   ctx.target.setmaxnreg = options.arch == "sm_90a";
   // The kernel's name is a C++ symbol in the generated unit and a word of the map's launch line.
-  if (!is_identifier(options.kernel_name) || options.kernel_name.rfind("pl_", 0) == 0) {
+  if (!is_identifier(options.kernel_name) || reserved_identifier(options.kernel_name)) {
     diags.error("input", "--kernel-name '" + printable(options.kernel_name) +
-                             "' must be an identifier ([A-Za-z_][A-Za-z0-9_]*) not starting with pl_");
+                             "' must be an identifier ([A-Za-z_][A-Za-z0-9_]*), not a C++ keyword, CUDA built-in or "
+                             "reserved name (starting with __ or pl_)");
     return {};
   }
   timed(ctx, "parse contracts", [&] { parse_contracts(ctx); });

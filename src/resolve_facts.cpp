@@ -44,7 +44,12 @@ void resolve_facts(LinkContext& ctx) {
   for (const auto& c : ctx.contracts)
     for (const FactProvide& p : c->provides) providers[p.name].push_back({c.get(), &p});
 
-  // Evaluate provided facts on demand, depth-first, detecting cycles.
+  // Evaluate provided facts on demand, depth-first, detecting cycles. A chain of facts defined
+  // through each other recurses once per link: longer than kMaxFactDepth is an error, not a
+  // stack overflow.
+  constexpr int kMaxFactDepth = 100;
+  int depth = 0;
+  bool too_deep = false;
   std::map<std::string, int> state;  // 0 = new, 1 = in progress, 2 = done (value in ctx.facts or failed)
   std::function<std::optional<int64_t>(const std::string&)> value_of = [&](const std::string& name) -> std::optional<int64_t> {
     auto it = providers.find(name);
@@ -56,6 +61,14 @@ void resolve_facts(LinkContext& ctx) {
       d.error("expr", "fact '" + name + "' is defined in terms of itself", p.p->value.loc);
       return std::nullopt;
     }
+    if (depth >= kMaxFactDepth) {
+      if (!too_deep)
+        d.error("expr", "fact '" + name + "' is reached through a chain of more than " + std::to_string(kMaxFactDepth) +
+                            " facts defined by each other", it->second.front().p->value.loc);
+      too_deep = true;
+      return std::nullopt;  // left new: its own evaluation, from the top, reports nothing further
+    }
+    struct Deeper { int& d; explicit Deeper(int& x) : d(++x) {} ~Deeper() { --d; } } deeper(depth);
     st = 1;
     std::vector<std::pair<Provider, int64_t>> values;
     for (const Provider& p : it->second) {
