@@ -179,6 +179,12 @@ std::string printable(const std::string& s);
 // One output file; write_files() writes a set of them all or nothing.
 struct OutputFile { std::string path; const char* data; size_t size; };
 bool write_files(const std::vector<OutputFile>& files, Diagnostics& diags);
+// Whether two paths name one file (canonical paths, or one existing file under two names).
+bool same_file(const std::string& a, const std::string& b);
+// Reports (rule "output") any output path of `opt` that names another output or one of `inputs`
+// ((what, path) pairs); returns false if it did.
+bool check_output_paths(const LinkOptions& opt, const std::vector<std::pair<std::string, std::string>>& inputs,
+                        Diagnostics& diags);
 constexpr const char* kEntryMarker = "// ---- entry:";  // where generate() starts the __global__ entry
 int64_t dtype_bytes(const std::string& dtype);  // 0 if unknown
 int64_t arrivals_per_instance(Arrive a, unsigned warps);

@@ -9,12 +9,30 @@
 // A contract listed twice is instantiated twice. Exit status: 0 on success, 1 on any error
 // (and then nothing is written).
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 
 #include "pipelink/pipelink.h"
 
+namespace {
+int run(int argc, char** argv);
+}
+
+// The library reports through diagnostics and does not throw; this catches what it cannot report
+// (memory exhaustion, an argument parser's surprise) so that no input ends in an abort.
 int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "pipelink: error: " << e.what() << " [internal]\n";
+    return 1;
+  }
+}
+
+namespace {
+int run(int argc, char** argv) {
   // Linker convention: -arch=sm_90a (single dash). CLI11 wants --arch.
   std::vector<std::string> args(argv, argv + argc);
   for (std::string& a : args)
@@ -93,16 +111,21 @@ int main(int argc, char** argv) {
       std::cerr << "pipelink: error: --set takes FACT=VALUE, got '" << f << "'\n";
       return 1;
     }
-    opt.fact_overrides[f.substr(0, eq)] = std::stoll(f.substr(eq + 1));
+    const std::string v = f.substr(eq + 1);
+    char* end = nullptr;
+    errno = 0;
+    const long long n = std::strtoll(v.c_str(), &end, 10);
+    if (v.empty() || *end != '\0' || errno == ERANGE) {
+      std::cerr << "pipelink: error: --set takes FACT=VALUE with a 64-bit integer VALUE, got '" << f << "'\n";
+      return 1;
+    }
+    opt.fact_overrides[f.substr(0, eq)] = n;
   }
   bool ok = false;
   if (*classic) {
     opt.check_only = true;
     std::string h = pipelink::classic_header(opt, diags);
-    if (!h.empty()) {
-      std::ofstream(header_out) << h;
-      ok = true;
-    }
+    if (!h.empty()) ok = pipelink::write_header(header_out, h, opt, diags);
   } else if (*plain) {
     ok = pipelink::plain_link(plain_objects, opt, diags);
   } else if (*compile) {
@@ -120,3 +143,4 @@ int main(int argc, char** argv) {
   diags.print(std::cerr);
   return ok && !diags.has_errors() ? 0 : 1;
 }
+}  // namespace
