@@ -18,14 +18,6 @@ namespace {
 
 int64_t align_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
 
-bool lifetimes_meet(const std::vector<std::string>& a, const std::vector<std::string>& b) {
-  if (a.empty() || b.empty()) return true;
-  for (const auto& x : a)
-    for (const auto& y : b)
-      if (x == y) return true;
-  return false;
-}
-
 bool views_differ(const Pipe& p) {
   for (size_t i = 0; i < p.tensors.size() && i < p.consumer_view.size(); ++i)
     if (p.tensors[i].layout != p.consumer_view[i].layout || p.tensors[i].swizzle != p.consumer_view[i].swizzle) return true;
@@ -423,27 +415,45 @@ void place_smem(LinkContext& ctx) {
   std::vector<size_t> order(blocks.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return blocks[a].bytes > blocks[b].bytes; });
+  // Phases interned once: a block's live set is a sorted vector of ids, so two sets meet in a
+  // linear merge.
+  std::map<std::string, int> phase_id;
+  std::vector<std::vector<int>> live(blocks.size());
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    for (const std::string& ph : blocks[i].live) live[i].push_back(phase_id.emplace(ph, static_cast<int>(phase_id.size())).first->second);
+    std::sort(live[i].begin(), live[i].end());
+  }
+  auto meet = [&](size_t a, size_t b) {
+    const std::vector<int>& x = live[a];
+    const std::vector<int>& y = live[b];
+    if (x.empty() || y.empty()) return true;
+    for (size_t i = 0, j = 0; i < x.size() && j < y.size();) {
+      if (x[i] == y[j]) return true;
+      x[i] < y[j] ? ++i : ++j;
+    }
+    return false;
+  };
+  // First fit, largest first: the lowest offset among 0 and the ends of the placed blocks whose
+  // lifetimes meet this one's, aligned, that overlaps none of them. One sweep over those blocks
+  // sorted by offset finds it: O(n log n) per block, O(n^2 log n) in all.
   std::vector<size_t> placed;
+  std::vector<std::pair<int64_t, int64_t>> busy;  // [offset, end) of the placed blocks that meet
   int64_t total = 0;
   for (size_t i : order) {
     SmemBlock& b = blocks[i];
-    std::vector<int64_t> candidates{0};
+    busy.clear();
     for (size_t j : placed)
-      if (lifetimes_meet(b.live, blocks[j].live)) candidates.push_back(blocks[j].offset + blocks[j].bytes);
-    std::sort(candidates.begin(), candidates.end());
-    int64_t chosen = -1;
-    for (int64_t c : candidates) {
-      int64_t off = align_up(c, b.align);
-      bool ok = true;
-      for (size_t j : placed) {
-        const SmemBlock& o = blocks[j];
-        if (lifetimes_meet(b.live, o.live) && off < o.offset + o.bytes && o.offset < off + b.bytes) { ok = false; break; }
-      }
-      if (ok) { chosen = off; break; }
+      if (meet(i, j)) busy.push_back({blocks[j].offset, blocks[j].offset + blocks[j].bytes});
+    std::sort(busy.begin(), busy.end());
+    int64_t off = 0;
+    for (const auto& [start, end] : busy) {
+      if (end <= off) continue;
+      if (start >= off + b.bytes) break;
+      off = align_up(end, b.align);
     }
-    b.offset = chosen;
+    b.offset = off;
     placed.push_back(i);
-    total = std::max(total, chosen + b.bytes);
+    total = std::max(total, off + b.bytes);
   }
   ctx.smem = blocks;
   ctx.smem_bytes = align_up(total, 128);
