@@ -5,7 +5,7 @@
 // Deterministic: warps are placed in a canonical order independent of the input order (see
 // place_warps); everything else visits instances in input order and pipes in first-mention order,
 // and smem blocks are placed largest first with ties broken by creation order. Shared memory is
-// shared only between regions of one instance with disjoint live phases (see may_share). Runs only when check found
+// shared only between regions of one instance with disjoint live phases (see meet in place_smem). Runs only when check found
 // every quantity in range (ctx.sizes_ok); sizes and offsets stay int64 here. Does not: generate code.
 #include <algorithm>
 #include <numeric>
@@ -31,10 +31,8 @@ bool phases_disjoint(const std::vector<std::string>& a, const std::vector<std::s
 // Two blocks may share bytes only when the linker can prove they are never live at once. `live`
 // phases are steps of one instance's own code, which runs them in order; instances (and pipes,
 // and mbarriers) run concurrently and the contracts declare no order between one instance's
-// phases and another's. So: same instance, both with phase lists, no phase in common.
-bool may_share(const SmemBlock& a, const SmemBlock& b) {
-  return a.instance >= 0 && a.instance == b.instance && phases_disjoint(a.live, b.live);
-}
+// phases and another's. So: same instance, both with phase lists, no phase in common (the
+// placement's `meet` below, on interned phase ids).
 
 bool views_differ(const Pipe& p) {
   for (size_t i = 0; i < p.tensors.size() && i < p.consumer_view.size(); ++i)
@@ -453,16 +451,21 @@ void place_smem(LinkContext& ctx) {
   }
   // Sharing the contracts ask for but the rule refuses (regions of different instances with
   // disjoint phase names): placed apart, with a warning per pair of declarations.
+  // One warning per region declaration at most (the first refused partner), so a link of many
+  // contracts stays linear in its output.
   {
-    std::set<std::pair<const SmemRegion*, const SmemRegion*>> warned;
+    std::set<const SmemRegion*> warned;
     std::vector<std::pair<const Instance*, const SmemRegion*>> regions;
     for (const Instance& in : ctx.instances)
-      for (const SmemRegion& r : in.contract->smem) regions.push_back({&in, &r});
+      for (const SmemRegion& r : in.contract->smem)
+        if (!r.live.empty()) regions.push_back({&in, &r});
     for (size_t j = 0; j < regions.size(); ++j)
       for (size_t i = 0; i < j; ++i) {
         const auto& [ia, ra] = regions[i];
         const auto& [ib, rb] = regions[j];
-        if (ia == ib || !phases_disjoint(ra->live, rb->live) || !warned.insert(std::minmax(ra, rb)).second) continue;
+        if (warned.count(rb)) break;
+        if (ia == ib || !phases_disjoint(ra->live, rb->live)) continue;
+        warned.insert(rb);
         d.warning("smem-live", "smem region '" + rb->name + "' of '" + ib->name + "' and region '" + ra->name + "' of '" +
                                    ia->name + "' have disjoint live phases but belong to different instances, which run "
                                    "concurrently; they get separate bytes", rb->loc)
@@ -473,27 +476,48 @@ void place_smem(LinkContext& ctx) {
   std::vector<size_t> order(blocks.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return blocks[a].bytes > blocks[b].bytes; });
+  // Phases interned once: a block's live set is a sorted vector of ids, so two sets meet in a
+  // linear merge.
+  std::map<std::string, int> phase_id;
+  std::vector<std::vector<int>> live(blocks.size());
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    for (const std::string& ph : blocks[i].live) live[i].push_back(phase_id.emplace(ph, static_cast<int>(phase_id.size())).first->second);
+    std::sort(live[i].begin(), live[i].end());
+  }
+  // Whether two blocks may be live at once: always, unless they belong to the same instance and
+  // both phase lists exist and have no phase in common.
+  auto meet = [&](size_t a, size_t b) {
+    if (blocks[a].instance < 0 || blocks[a].instance != blocks[b].instance) return true;
+    const std::vector<int>& x = live[a];
+    const std::vector<int>& y = live[b];
+    if (x.empty() || y.empty()) return true;
+    for (size_t i = 0, j = 0; i < x.size() && j < y.size();) {
+      if (x[i] == y[j]) return true;
+      x[i] < y[j] ? ++i : ++j;
+    }
+    return false;
+  };
+  // First fit, largest first: the lowest offset among 0 and the ends of the placed blocks whose
+  // lifetimes meet this one's, aligned, that overlaps none of them. One sweep over those blocks
+  // sorted by offset finds it: O(n log n) per block, O(n^2 log n) in all.
   std::vector<size_t> placed;
+  std::vector<std::pair<int64_t, int64_t>> busy;  // [offset, end) of the placed blocks that meet
   int64_t total = 0;
   for (size_t i : order) {
     SmemBlock& b = blocks[i];
-    std::vector<int64_t> candidates{0};
+    busy.clear();
     for (size_t j : placed)
-      if (!may_share(b, blocks[j])) candidates.push_back(blocks[j].offset + blocks[j].bytes);
-    std::sort(candidates.begin(), candidates.end());
-    int64_t chosen = -1;
-    for (int64_t c : candidates) {
-      int64_t off = align_up(c, b.align);
-      bool ok = true;
-      for (size_t j : placed) {
-        const SmemBlock& o = blocks[j];
-        if (!may_share(b, o) && off < o.offset + o.bytes && o.offset < off + b.bytes) { ok = false; break; }
-      }
-      if (ok) { chosen = off; break; }
+      if (meet(i, j)) busy.push_back({blocks[j].offset, blocks[j].offset + blocks[j].bytes});
+    std::sort(busy.begin(), busy.end());
+    int64_t off = 0;
+    for (const auto& [start, end] : busy) {
+      if (end <= off) continue;
+      if (start >= off + b.bytes) break;
+      off = align_up(end, b.align);
     }
-    b.offset = chosen;
+    b.offset = off;
     placed.push_back(i);
-    total = std::max(total, chosen + b.bytes);
+    total = std::max(total, off + b.bytes);
   }
   ctx.smem = blocks;
   ctx.smem_bytes = align_up(total, 128);

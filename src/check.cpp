@@ -79,7 +79,10 @@ void check_swizzle(LinkContext& ctx, const Contract& c, const PortDecl& p, const
 }
 
 void check_capacity(LinkContext& ctx, const Contract& c) {
+  // Past these capacities nothing is allocated (ctx.sizes_ok): allocation's work stays bounded
+  // by instances x capacity however large a contract is.
   auto cap = [&](size_t n, unsigned max, const char* what, const SourceLoc& loc) {
+    if (n > max) ctx.sizes_ok = false;
     if (n > max)
       ctx.diags.error("capacity", "component '" + c.name + "' declares " + std::to_string(n) + " " + what +
                                       "; a component's binding table holds at most " + std::to_string(max), loc);

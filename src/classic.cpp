@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "context.h"
+#include "objects.h"
 
 namespace pipelink {
 
@@ -83,6 +84,15 @@ std::string classic_header(const LinkOptions& options, Diagnostics& diags) {
   return o.str();
 }
 
+bool write_header(const std::string& path, const std::string& text, const LinkOptions& options, Diagnostics& diags) {
+  for (const std::string& in : options.inputs)
+    if (same_file(path, in)) {
+      diags.error("output", "-o '" + path + "' is the input contract '" + in + "'; refusing to overwrite an input");
+      return false;
+    }
+  return write_files({{path, text.data(), text.size()}}, diags);
+}
+
 bool plain_link(const std::vector<std::string>& objects, const LinkOptions& options, Diagnostics& diags) {
   std::string arch = "-arch=" + options.arch;
   const char* opts[] = {arch.c_str(), "-lto"};
@@ -92,11 +102,33 @@ bool plain_link(const std::vector<std::string>& objects, const LinkOptions& opti
     return false;
   }
   bool ok = true;
-  for (const std::string& f : objects)
-    if (nvJitLinkAddFile(h, NVJITLINK_INPUT_ANY, f.c_str()) != NVJITLINK_SUCCESS) {
+  // No contracts and no checks, but the same safe reading and object validation as a link: a FIFO
+  // or a malformed object must not hang or crash nvJitLink here either.
+  for (const std::string& f : objects) {
+    std::vector<char> bytes;
+    std::string why;
+    if (same_file(options.output, f)) {
+      diags.error("output", "-o '" + options.output + "' is the object '" + f + "'; refusing to overwrite an input");
+      ok = false;
+      continue;
+    }
+    if (!read_regular_file(f, kMaxObjectBytes, bytes, why)) {
+      diags.error("input", "cannot read object '" + f + "': " + why);
+      ok = false;
+      continue;
+    }
+    const InputKind k = classify(bytes, f);
+    if (!validate_object(bytes, k, options.arch, why)) {
+      diags.error("input", "object '" + f + "' " + why);
+      ok = false;
+      continue;
+    }
+    if (k == InputKind::Ptx) bytes.push_back('\0');
+    if (nvJitLinkAddData(h, NVJITLINK_INPUT_ANY, bytes.data(), bytes.size(), f.c_str()) != NVJITLINK_SUCCESS) {
       diags.error("toolchain", "nvJitLink rejected '" + f + "'");
       ok = false;
     }
+  }
   if (ok && nvJitLinkComplete(h) != NVJITLINK_SUCCESS) {
     size_t n = 0;
     nvJitLinkGetErrorLogSize(h, &n);

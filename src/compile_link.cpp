@@ -25,32 +25,11 @@
 
 #include "context.h"
 #include "toolchain.h"
+#include "objects.h"
 
 namespace pipelink {
 
 namespace {
-
-std::vector<char> read_file(const std::string& path, bool& ok) {
-  std::ifstream f(path, std::ios::binary);
-  ok = static_cast<bool>(f);
-  return std::vector<char>((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-}
-
-InputKind classify(const std::vector<char>& b, const std::string& path) {
-  auto starts = [&](const char* m, size_t n) { return b.size() >= n && std::equal(m, m + n, b.begin()); };
-  if (starts("\x7f" "ELF", 4)) {
-    // e_machine 190 = EM_CUDA: a cubin; anything else is a host object carrying a fatbin.
-    unsigned machine = b.size() > 19 ? (unsigned char)b[18] | ((unsigned char)b[19] << 8) : 0;
-    return machine == 190 ? InputKind::Cubin : InputKind::Object;
-  }
-  if (starts("\x50\xed\x55\xba", 4)) return InputKind::Fatbin;
-  if (starts("\xed\x43\x4e\x7f", 4) || starts("BC\xc0\xde", 4)) return InputKind::LtoIr;
-  std::string ext = std::filesystem::path(path).extension().string();
-  if (ext == ".ltoir") return InputKind::LtoIr;
-  std::string head(b.begin(), b.begin() + std::min<size_t>(b.size(), 4096));
-  if (head.find(".version") != std::string::npos && head.find(".target") != std::string::npos) return InputKind::Ptx;
-  return InputKind::Unknown;
-}
 
 nvJitLinkInputType jit_kind(InputKind k) {
   switch (k) {
@@ -310,10 +289,18 @@ void compile_link(LinkContext& ctx) {
         ctx.diags.error("input", "component '" + c->name + "' names no source; the monolithic control needs one", c->loc);
         continue;
       }
-      std::string path = std::filesystem::absolute(std::filesystem::path(c->dir) / c->source).string();
+      std::error_code ec;
+      std::string path = std::filesystem::absolute(std::filesystem::path(c->dir) / c->source, ec).string();
+      if (ec) path = (std::filesystem::path(c->dir) / c->source).string();
       if (!seen.insert(path).second) continue;
-      if (!std::filesystem::exists(path)) {
+      const auto st = std::filesystem::status(path, ec);
+      if (!std::filesystem::exists(st)) {
         ctx.diags.error("input", "component '" + c->name + "': source '" + path + "' does not exist", c->loc);
+        continue;
+      }
+      // NVRTC #includes it: a FIFO or device would never end.
+      if (!std::filesystem::is_regular_file(st)) {
+        ctx.diags.error("input", "component '" + c->name + "': source '" + path + "' is not a regular file", c->loc);
         continue;
       }
       // Each source sees the macros its object was compiled with, and only those.
@@ -333,13 +320,13 @@ void compile_link(LinkContext& ctx) {
     std::map<std::string, size_t> by_path;  // canonical object path -> index in inputs
     for (const auto& c : ctx.contracts) {
       std::string path = (std::filesystem::path(c->dir) / c->object).string();
+      std::error_code ec;
       for (const std::string& dir : ctx.opt.library_dirs) {
-        if (std::filesystem::exists(path)) break;
+        if (std::filesystem::exists(path, ec)) break;
         path = (std::filesystem::path(dir) / c->object).string();
       }
       // One object named by several contracts is linked once (twice would define every symbol
       // in it twice); the input is labelled with every contract that names it.
-      std::error_code ec;
       std::string canon = std::filesystem::weakly_canonical(path, ec).string();
       if (ec) canon = path;
       if (auto seen = by_path.find(canon); seen != by_path.end()) {
@@ -347,20 +334,24 @@ void compile_link(LinkContext& ctx) {
         inputs[seen->second].contracts.push_back(c.get());
         continue;
       }
-      bool ok = !std::filesystem::is_directory(path, ec);
+      // Only regular files, only up to a size cap (a FIFO or /dev/zero would never end), and only
+      // objects that pass validation reach nvJitLink (a malformed one can crash it).
       std::vector<char> bytes;
-      if (ok) bytes = read_file(path, ok);
-      if (!ok) {
-        ctx.diags.error("input", "component '" + c->name + "': cannot read object '" + c->object + "' (looked in " +
-                                     (c->dir.empty() ? std::string(".") : c->dir) +
-                                     (ctx.opt.library_dirs.empty() ? std::string() : " and the -L directories") + ")",
-                        c->object_loc);
+      std::string why;
+      const bool found = std::filesystem::exists(path, ec);
+      if (!read_regular_file(path, kMaxObjectBytes, bytes, why)) {
+        if (!found)
+          ctx.diags.error("input", "component '" + c->name + "': cannot read object '" + c->object + "' (looked in " +
+                                       (c->dir.empty() ? std::string(".") : c->dir) +
+                                       (ctx.opt.library_dirs.empty() ? std::string() : " and the -L directories") + ")",
+                          c->object_loc);
+        else
+          ctx.diags.error("input", "component '" + c->name + "': cannot read object '" + path + "': " + why, c->object_loc);
         continue;
       }
       InputKind k = classify(bytes, path);
-      if (k == InputKind::Unknown) {
-        ctx.diags.error("input", "component '" + c->name + "': '" + path + "' is not LTO-IR, a host object, PTX, a fatbin or a cubin",
-                        c->object_loc);
+      if (!validate_object(bytes, k, ctx.target.arch, why)) {
+        ctx.diags.error("input", "component '" + c->name + "': object '" + path + "' " + why, c->object_loc);
         continue;
       }
       if (k == InputKind::Ptx || k == InputKind::Cubin) {
@@ -407,17 +398,17 @@ void compile_link(LinkContext& ctx) {
 }
 
 bool compile_component(const std::string& source_path, const LinkOptions& options, Diagnostics& diags) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(source_path, ec)) {
-    diags.error("input", "'" + source_path + "' is a directory");
+  if (same_file(options.output, source_path)) {
+    diags.error("output", "-o '" + options.output + "' is the source '" + source_path + "'; refusing to overwrite an input");
     return false;
   }
-  std::ifstream f(source_path);
-  if (!f) {
-    diags.error("input", "cannot open '" + source_path + "'");
+  std::vector<char> bytes;
+  std::string why;
+  if (!read_regular_file(source_path, kMaxSourceBytes, bytes, why)) {
+    diags.error("input", why == "it is a directory" ? "'" + source_path + "' is a directory" : "cannot open '" + source_path + "': " + why);
     return false;
   }
-  std::string src((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::string src(bytes.begin(), bytes.end());
   LinkContext ctx(options, diags);
   ctx.target.arch = options.arch;
   std::vector<char> ir = compile_to_ltoir(ctx, src, source_path);

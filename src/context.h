@@ -178,12 +178,20 @@ bool checked_build(const LinkOptions& opt);  // -D PL_CHECKED given
 // Generated symbols derive from indices, never from contract strings: pl_slots_<instance index>.
 std::string slots_name(size_t instance_index);
 bool is_identifier(const std::string& s);       // [A-Za-z_][A-Za-z0-9_]*
+// A C++ keyword, CUDA built-in or reserved name (__x, _X, pl_x, pl): cannot name a C++ symbol.
+bool reserved_identifier(const std::string& s);
 // Contract text made safe for a // or /* */ comment and for one line of the map: control
 // characters become \n, \xHH escapes and "*/" becomes "* /".
 std::string printable(const std::string& s);
 // One output file; write_files() writes a set of them all or nothing.
 struct OutputFile { std::string path; const char* data; size_t size; };
 bool write_files(const std::vector<OutputFile>& files, Diagnostics& diags);
+// Whether two paths name one file (canonical paths, or one existing file under two names).
+bool same_file(const std::string& a, const std::string& b);
+// Reports (rule "output") any output path of `opt` that names another output or one of `inputs`
+// ((what, path) pairs); returns false if it did.
+bool check_output_paths(const LinkOptions& opt, const std::vector<std::pair<std::string, std::string>>& inputs,
+                        Diagnostics& diags);
 constexpr const char* kEntryMarker = "// ---- entry:";  // where generate() starts the __global__ entry
 int64_t dtype_bytes(const std::string& dtype);  // 0 if unknown
 int64_t arrivals_per_instance(Arrive a, unsigned warps);

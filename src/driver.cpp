@@ -34,7 +34,68 @@ template <class F> void timed(const LinkContext& ctx, const char* name, F f) {
 }
 }  // namespace
 
+// Files are the same when their canonical paths are, or (both existing) they are one file under
+// two names. Never throws.
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  const auto ca = std::filesystem::weakly_canonical(a, ec);
+  const std::string sa = ec ? a : ca.string();
+  const auto cb = std::filesystem::weakly_canonical(b, ec);
+  const std::string sb = ec ? b : cb.string();
+  if (sa == sb) return true;
+  const bool eq = std::filesystem::equivalent(a, b, ec);
+  return !ec && eq;
+}
+
+std::vector<std::pair<std::string, std::string>> output_paths(const LinkOptions& opt) {
+  std::vector<std::pair<std::string, std::string>> out;  // (what, path)
+  if (!opt.output.empty() && !opt.check_only) out.push_back({"-o", opt.output});
+  if (!opt.map_path.empty()) out.push_back({"--map", opt.map_path});
+  if (!opt.check_only && (opt.save_temps || opt.emit_ptx)) {
+    const std::string stem = opt.output.empty() ? std::string("pipelink") : opt.output;
+    if (opt.save_temps) out.push_back({"--save-temps", stem + ".generated.cu"});
+    out.push_back({opt.save_temps ? "--save-temps" : "--emit-ptx", stem + ".ptx"});
+  }
+  return out;
+}
+
+bool check_output_paths(const LinkOptions& opt, const std::vector<std::pair<std::string, std::string>>& inputs,
+                        Diagnostics& diags) {
+  const auto outs = output_paths(opt);
+  bool ok = true;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    for (size_t j = 0; j < i; ++j)
+      if (same_file(outs[i].second, outs[j].second)) {
+        diags.error("output", outs[j].first + " and " + outs[i].first + " name the same file '" + outs[i].second + "'");
+        ok = false;
+      }
+    for (const auto& [what, path] : inputs)
+      if (same_file(outs[i].second, path)) {
+        diags.error("output", outs[i].first + " '" + outs[i].second + "' is the " + what + " ('" + path +
+                                  "'); refusing to overwrite an input");
+        ok = false;
+      }
+  }
+  return ok;
+}
+
+namespace {
+LinkResult link_passes(const LinkOptions& options, Diagnostics& diags);
+}
+
 LinkResult link(const LinkOptions& options, Diagnostics& diags) {
+  // The passes report into diags and do not throw; this is the backstop for what they cannot
+  // report (memory exhaustion), so a hostile input ends in a diagnostic, not an abort.
+  try {
+    return link_passes(options, diags);
+  } catch (const std::exception& e) {
+    diags.error("internal", std::string("the link stopped: ") + e.what());
+    return {};
+  }
+}
+
+namespace {
+LinkResult link_passes(const LinkOptions& options, Diagnostics& diags) {
   LinkContext ctx(options, diags);
   ctx.target.arch = options.arch;
   if (options.arch != "sm_90a" && options.arch != "sm_90") {
@@ -43,12 +104,27 @@ LinkResult link(const LinkOptions& options, Diagnostics& diags) {
   }
   ctx.target.setmaxnreg = options.arch == "sm_90a";
   // The kernel's name is a C++ symbol in the generated unit and a word of the map's launch line.
-  if (!is_identifier(options.kernel_name) || options.kernel_name.rfind("pl_", 0) == 0) {
+  if (!is_identifier(options.kernel_name) || reserved_identifier(options.kernel_name)) {
     diags.error("input", "--kernel-name '" + printable(options.kernel_name) +
-                             "' must be an identifier ([A-Za-z_][A-Za-z0-9_]*) not starting with pl_");
+                             "' must be an identifier ([A-Za-z_][A-Za-z0-9_]*), not a C++ keyword, CUDA built-in or "
+                             "reserved name (starting with __ or pl_)");
     return {};
   }
   timed(ctx, "parse contracts", [&] { parse_contracts(ctx); });
+  // Nothing a link writes may be one of its inputs (-o naming a contract would overwrite it):
+  // contracts, and the objects and sources of those that parsed. Reported with parse errors.
+  std::vector<std::pair<std::string, std::string>> inputs;
+  for (const std::string& in : options.inputs) inputs.push_back({"input contract", in});
+  for (const auto& c : ctx.contracts) {
+    if (!c->object.empty()) {
+      inputs.push_back({"object of component '" + c->name + "'", (std::filesystem::path(c->dir) / c->object).string()});
+      for (const std::string& dir : options.library_dirs)
+        inputs.push_back({"object of component '" + c->name + "'", (std::filesystem::path(dir) / c->object).string()});
+    }
+    if (!c->source.empty())
+      inputs.push_back({"source of component '" + c->name + "'", (std::filesystem::path(c->dir) / c->source).string()});
+  }
+  check_output_paths(options, inputs, diags);
   if (diags.has_errors()) return {};
   timed(ctx, "resolve facts", [&] { resolve_facts(ctx); });
   if (diags.has_errors()) return {};
@@ -73,6 +149,7 @@ LinkResult link(const LinkOptions& options, Diagnostics& diags) {
   ctx.result.ok = true;
   return ctx.result;
 }
+}  // namespace
 
 // All or nothing: every file goes to a temporary name unique to this process first; only when
 // all are written are they renamed into place. On any failure the temporaries and whatever was
@@ -111,6 +188,9 @@ bool write_files(const std::vector<OutputFile>& files, Diagnostics& diags) {
 
 bool write_outputs(const LinkOptions& opt, const LinkResult& r, Diagnostics& diags) {
   if (!r.ok || diags.has_errors()) return false;
+  std::vector<std::pair<std::string, std::string>> inputs;
+  for (const std::string& in : opt.inputs) inputs.push_back({"input contract", in});
+  if (!check_output_paths(opt, inputs, diags)) return false;
   std::vector<OutputFile> files;
   if (!opt.output.empty() && !r.cubin.empty()) files.push_back({opt.output, r.cubin.data(), r.cubin.size()});
   if (!opt.map_path.empty()) files.push_back({opt.map_path, r.map.data(), r.map.size()});

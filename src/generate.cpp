@@ -249,6 +249,9 @@ void generate(LinkContext& ctx) {
       for (const PipeTensor& t : ctx.pipes[p.transfer_to].tensors) swz |= t.swizzle == "128B";
   if (swz)
     o << "static __device__ __forceinline__ unsigned pl_swz128(unsigned b) { return b ^ (((b >> 7) & 7u) << 4); }\n\n";
+  bool any_transfer = false;
+  for (const Pipe& p : ctx.pipes) any_transfer |= p.transfer_to >= 0;
+  if (any_transfer) o << kExprHelpers << "\n";
   for (size_t pi = 0; pi < ctx.pipes.size(); ++pi)
     if (ctx.pipes[pi].transfer_to >= 0) emit_transfer(ctx, pi, o);
 

@@ -8,13 +8,24 @@
 // each other (check).
 #define TOML_HEADER_ONLY 1
 #define TOML_ENABLE_FORMATTERS 0
+// toml++ 3.3 states some expectations as assumptions (__builtin_assume with clang, an assert in
+// debug builds) that hostile text breaks: `[` or `[[` followed by a character that cannot start a
+// key (a newline, '=', ...) reaches parse_key(), which assumes a key character, and then reports
+// a parse error through its ordinary path. A false assumption is undefined behaviour, so they
+// are made plain no-ops here; the error paths behind them stay (found by tests/fuzz).
+#include <toml++/impl/preprocessor.h>
+#undef TOML_ASSERT_ASSUME
+#define TOML_ASSERT_ASSUME(expr) static_assert(true)
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <filesystem>
 #include <set>
 
 #include "context.h"
+#include "objects.h"
 
 namespace pipelink {
 
@@ -27,6 +38,69 @@ bool valid_define(const std::string& d) {
   if (!is_identifier(d.substr(0, eq)) || d.back() == '\\') return false;
   for (char ch : d) if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) return false;
   return true;
+}
+
+// Bounds on one contract, so that no pass downstream can be made slow by its size (the file is
+// at most kMaxContractBytes; toml++ bounds nesting at 256).
+constexpr size_t kMaxEntries = 1024;   // elements of one array, keys of one table
+constexpr size_t kMaxLive = 32;        // phases in one [[smem]] live list
+constexpr size_t kMaxInstances = 256;  // contracts on one command line (a block holds 32 warps)
+
+}  // namespace
+
+// Names that cannot be the entry (an extern "C" symbol in the generated unit, beside the CUDA
+// headers NVRTC includes): C++ keywords and alternative tokens, CUDA built-in variables and
+// functions every kernel sees, and `pl`, the device header's namespace. Names starting with `__`
+// or `_` and an upper-case letter are reserved to the implementation; pl_ to PipeLink.
+bool reserved_identifier(const std::string& s) {
+  static const std::set<std::string> words{
+      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch", "char",
+      "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval", "constexpr", "constinit",
+      "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype", "default", "delete", "do", "double",
+      "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto", "if",
+      "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq", "nullptr", "operator", "or",
+      "or_eq", "private", "protected", "public", "register", "reinterpret_cast", "requires", "return", "short", "signed",
+      "sizeof", "static", "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local", "throw",
+      "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual", "void", "volatile",
+      "wchar_t", "while", "xor", "xor_eq", "NULL", "main",
+      // CUDA built-in variables, and functions and types device code sees without an include
+      "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "printf", "malloc", "free", "memcpy", "memset", "assert",
+      "clock", "clock64", "min", "max", "abs", "dim3", "uint3", "pl"};
+  if (words.count(s)) return true;
+  if (s.rfind("__", 0) == 0 || s.rfind("pl_", 0) == 0) return true;
+  return s.size() > 1 && s[0] == '_' && std::isupper(static_cast<unsigned char>(s[1]));
+}
+
+namespace {
+
+// The offset of the first byte that is not part of well-formed UTF-8 (overlong forms, surrogates
+// and code points above U+10FFFF are not), or of the first control character other than tab, LF
+// and CR (TOML allows none anywhere, and toml++ assumes as much: a control character in a table
+// header breaks an assumption inside it, undefined behaviour in a release build), or npos.
+size_t invalid_text(const std::vector<char>& b, bool& control) {
+  size_t i = 0;
+  const size_t n = b.size();
+  auto byte = [&](size_t k) { return static_cast<unsigned char>(b[k]); };
+  control = false;
+  while (i < n) {
+    const unsigned char c = byte(i);
+    if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) { control = true; return i; }
+    if (c < 0x80) { ++i; continue; }
+    size_t len = 0;
+    uint32_t cp = 0, min = 0;
+    if (c >= 0xc2 && c <= 0xdf) { len = 2; cp = c & 0x1f; min = 0x80; }
+    else if (c >= 0xe0 && c <= 0xef) { len = 3; cp = c & 0x0f; min = 0x800; }
+    else if (c >= 0xf0 && c <= 0xf4) { len = 4; cp = c & 0x07; min = 0x10000; }
+    else return i;
+    if (i + len > n) return i;
+    for (size_t k = 1; k < len; ++k) {
+      if ((byte(i + k) & 0xc0) != 0x80) return i;
+      cp = (cp << 6) | (byte(i + k) & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return i;
+    i += len;
+  }
+  return std::string::npos;
 }
 
 struct Reader {
@@ -55,7 +129,10 @@ struct Reader {
       if (required) err(&t, where + " needs '" + key + "'");
       return dflt;
     }
-    if (auto s = n->as_string()) return s->get();
+    if (auto s = n->as_string()) {
+      if (s->get().empty()) err(n, where + "." + key + " must not be empty");
+      return s->get();
+    }
     err(n, where + "." + key + " must be a string");
     return dflt;
   }
@@ -104,8 +181,12 @@ struct Reader {
     const toml::array* a = n->as_array();
     if (!a) { err(n, std::string(key) + " must be an array of strings"); return out; }
     for (auto&& e : *a) {
-      if (auto s = e.as_string()) out.push_back(s->get());
-      else err(&e, std::string(key) + " must hold strings");
+      if (auto s = e.as_string()) {
+        if (s->get().empty()) err(&e, std::string(key) + " must not hold an empty string");
+        else out.push_back(s->get());
+      } else {
+        err(&e, std::string(key) + " must hold strings");
+      }
     }
     return out;
   }
@@ -131,9 +212,33 @@ struct Reader {
   }
 
   // A name that becomes part of a C++ symbol or a word of the map must be an identifier.
-  void identifier(const toml::node* n, const std::string& what, const std::string& name) {
-    if (!name.empty() && !is_identifier(name))
+  // Empty strings are reported by str() / strings() where they are read; an empty table key here.
+  void identifier(const toml::node* n, const std::string& what, const std::string& name, bool key = false) {
+    if (name.empty()) {
+      if (key) err(n, what + " must not be empty");
+    } else if (!is_identifier(name)) {
       err(n, what + " '" + printable(name) + "' is not an identifier ([A-Za-z_][A-Za-z0-9_]*)");
+    }
+  }
+  // Every array and table of the contract holds at most kMaxEntries entries.
+  bool bounded(const toml::node& n) {
+    if (const toml::table* t = n.as_table()) {
+      if (t->size() > kMaxEntries) {
+        err(&n, "a table holds " + std::to_string(t->size()) + " keys; a contract's tables hold at most " + std::to_string(kMaxEntries));
+        return false;
+      }
+      for (auto&& [k, v] : *t)
+        if (!bounded(v)) return false;
+    } else if (const toml::array* a = n.as_array()) {
+      if (a->size() > kMaxEntries) {
+        err(&n, "an array holds " + std::to_string(a->size()) + " elements; a contract's arrays hold at most " +
+                    std::to_string(kMaxEntries));
+        return false;
+      }
+      for (auto&& v : *a)
+        if (!bounded(v)) return false;
+    }
+    return true;
   }
   // A root key that must hold a table: present with another type is a type error, not "missing".
   const toml::table* table(const toml::table& root, const char* key) {
@@ -146,6 +251,7 @@ struct Reader {
     // The component's name first, so every later error (unknown keys too) names it.
     if (const toml::table* comp = root["component"].as_table())
       if (auto name = comp->get_as<std::string>("name")) c.name = name->get();
+    if (!bounded(root)) return;
     known_keys(root, "the contract", {"component", "provide", "use", "warps", "smem", "named_barrier", "mbarrier",
                                       "port", "param", "tiles", "assert"});
     const toml::table* comp = table(root, "component");
@@ -160,6 +266,8 @@ struct Reader {
     c.entry = str(*comp, "entry", "[component]", true);
     identifier(comp->get("entry"), "entry", c.entry);
     if (c.entry.rfind("pl_", 0) == 0) err(comp->get("entry"), "entry '" + c.entry + "' uses the prefix pl_, which is reserved for generated symbols");
+    else if (is_identifier(c.entry) && reserved_identifier(c.entry))
+      err(comp->get("entry"), "entry '" + c.entry + "' is a C++ keyword, a CUDA built-in or a reserved name; it cannot name a function");
     c.object = str(*comp, "object", "[component]", true);
     c.object_loc = at(comp->get("object"));
     c.source = str(*comp, "source", "[component]", false);
@@ -182,7 +290,7 @@ struct Reader {
         for (auto&& [k, v] : *pt) {
           FactProvide f;
           f.name = std::string(k.str());
-          identifier(&v, "fact name", f.name);
+          identifier(&v, "fact name", f.name, true);
           if (const toml::table* vt = v.as_table()) {
             known_keys(*vt, "[provide]." + f.name, {"value", "type"});
             quantity(*vt, "value", f.value, "[provide]." + f.name, true);
@@ -203,7 +311,7 @@ struct Reader {
           FactUse u;
           u.name = std::string(k.str());
           u.loc = at(&v);
-          identifier(&v, "fact name", u.name);
+          identifier(&v, "fact name", u.name, true);
           const toml::table* vt = v.as_table();
           if (!vt) { err(&v, "[use]." + u.name + " must be a table of constraints, e.g. {} or { max = 256 }"); continue; }
           known_keys(*vt, "[use]." + u.name, {"min", "max", "multiple_of", "one_of", "type"});
@@ -249,6 +357,9 @@ struct Reader {
       if (r.align <= 0 || r.align > 1024 || (r.align & (r.align - 1)))
         err(t.get("align"), "[[smem]] '" + r.name + "': align must be a power of two up to 1024");
       r.live = strings(t, "live");
+      if (r.live.size() > kMaxLive)
+        err(t.get("live"), "[[smem]] '" + r.name + "': live lists " + std::to_string(r.live.size()) + " phases; at most " +
+                               std::to_string(kMaxLive));
       c.smem.push_back(std::move(r));
     });
     each_table(root, "named_barrier", [&](const toml::table& t) {
@@ -331,13 +442,12 @@ struct Reader {
         p.tensors.push_back(std::move(d));
       });
       if (p.tensors.empty()) err(&t, "port '" + p.name + "' declares no [[port.tensor]]");
-      for (size_t wi = 0; wi < p.writes.size(); ++wi)
-        for (size_t wj = 0; wj < wi; ++wj)
-          if (p.writes[wi] == p.writes[wj]) err(t.get("writes"), "port '" + p.name + "': writes names tensor '" + p.writes[wi] + "' twice");
+      std::set<std::string> tensor_names, written;
+      for (const TensorDecl& td : p.tensors) tensor_names.insert(td.name);
       for (const std::string& w : p.writes) {
-        bool found = false;
-        for (const TensorDecl& td : p.tensors) found |= td.name == w;
-        if (!found) err(t.get("writes"), "port '" + p.name + "': writes names tensor '" + w + "', which the port does not declare");
+        if (!written.insert(w).second) err(t.get("writes"), "port '" + p.name + "': writes names tensor '" + w + "' twice");
+        else if (!tensor_names.count(w))
+          err(t.get("writes"), "port '" + p.name + "': writes names tensor '" + w + "', which the port does not declare");
       }
       c.ports.push_back(std::move(p));
     });
@@ -382,9 +492,10 @@ struct Reader {
         quantity(tile->get(0), d.tile_m, "[tiles] tile[0]");
         quantity(tile->get(1), d.tile_n, "[tiles] tile[1]");
       }
-      auto ext = strings(*t, "extent");
-      if (ext.size() != 2) err(t, "[tiles] needs extent = [\"M\", \"N\"] (names of u32 params)");
-      else {
+      auto ext = strings(*t, "extent");  // drops (and reports) empty names
+      const toml::array* ea = (*t)["extent"].as_array();
+      if (!ea || ea->size() != 2) err(t, "[tiles] needs extent = [\"M\", \"N\"] (names of u32 params)");
+      else if (ext.size() == 2) {
         d.extent_m = ext[0];
         d.extent_n = ext[1];
         for (const std::string& e : ext) identifier(t->get("extent"), "[tiles] extent", e);
@@ -403,6 +514,11 @@ bool is_identifier(const std::string& s) {
 }
 
 void parse_contracts(LinkContext& ctx) {
+  if (ctx.opt.inputs.size() > kMaxInstances) {
+    ctx.diags.error("capacity", "the link lists " + std::to_string(ctx.opt.inputs.size()) + " contracts; PipeLink links at most " +
+                                    std::to_string(kMaxInstances) + " instances (a block runs at most 32 warps)");
+    return;
+  }
   std::map<std::string, const Contract*> by_path;  // canonical path → contract
   std::set<std::string> failed;                    // canonical paths already reported
   std::map<const Contract*, unsigned> count;
@@ -420,18 +536,37 @@ void parse_contracts(LinkContext& ctx) {
       auto owned = std::make_unique<Contract>();
       owned->path = input;
       owned->dir = std::filesystem::path(input).parent_path().string();
-      if (!std::filesystem::exists(input)) {
-        ctx.diags.error("input", "cannot open contract '" + input + "'");
+      // Only a regular file of bounded size is read (a FIFO or /dev/zero would never end).
+      std::vector<char> bytes;
+      std::string why;
+      if (!read_regular_file(input, kMaxContractBytes, bytes, why)) {
+        const bool missing = !std::filesystem::exists(input, ec) && !ec;
+        if (missing) ctx.diags.error("input", "cannot open contract '" + input + "'");
+        else if (why == "it is a directory") ctx.diags.error("input", "contract '" + input + "' is a directory");
+        else ctx.diags.error("input", "cannot read contract '" + input + "': " + why);
         failed.insert(canon);
         continue;
       }
-      if (std::filesystem::is_directory(input)) {
-        ctx.diags.error("input", "contract '" + input + "' is a directory");
+      // toml++ assumes well-formed UTF-8 without control characters (an invalid sequence reaches an
+      // unreachable point in it).
+      bool control = false;
+      if (size_t bad = invalid_text(bytes, control); bad != std::string::npos) {
+        const size_t line_start = [&] {
+          size_t k = bad;
+          while (k > 0 && bytes[k - 1] != '\n') --k;
+          return k;
+        }();
+        int line = 1 + static_cast<int>(std::count(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(bad), '\n'));
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "0x%02x", static_cast<unsigned char>(bytes[bad]));
+        ctx.diags.error("contract-syntax", std::string(control ? "control character" : "invalid UTF-8") + " (byte " +
+                                               std::string(hex) + " at column " + std::to_string(bad - line_start + 1) + ")",
+                        SourceLoc{input, line});
         failed.insert(canon);
         continue;
       }
       try {
-        toml::table root = toml::parse_file(input);
+        toml::table root = toml::parse(std::string_view(bytes.data(), bytes.size()), input);
         Reader r{ctx, *owned};
         r.read(root);
       } catch (const toml::parse_error& e) {

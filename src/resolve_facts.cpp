@@ -44,7 +44,12 @@ void resolve_facts(LinkContext& ctx) {
   for (const auto& c : ctx.contracts)
     for (const FactProvide& p : c->provides) providers[p.name].push_back({c.get(), &p});
 
-  // Evaluate provided facts on demand, depth-first, detecting cycles.
+  // Evaluate provided facts on demand, depth-first, detecting cycles. A chain of facts defined
+  // through each other recurses once per link: longer than kMaxFactDepth is an error, not a
+  // stack overflow.
+  constexpr int kMaxFactDepth = 100;
+  int depth = 0;
+  bool too_deep = false;
   std::map<std::string, int> state;  // 0 = new, 1 = in progress, 2 = done (value in ctx.facts or failed)
   std::function<std::optional<int64_t>(const std::string&)> value_of = [&](const std::string& name) -> std::optional<int64_t> {
     auto it = providers.find(name);
@@ -56,6 +61,14 @@ void resolve_facts(LinkContext& ctx) {
       d.error("expr", "fact '" + name + "' is defined in terms of itself", p.p->value.loc);
       return std::nullopt;
     }
+    if (depth >= kMaxFactDepth) {
+      if (!too_deep)
+        d.error("expr", "fact '" + name + "' is reached through a chain of more than " + std::to_string(kMaxFactDepth) +
+                            " facts defined by each other", it->second.front().p->value.loc);
+      too_deep = true;
+      return std::nullopt;  // left new: its own evaluation, from the top, reports nothing further
+    }
+    struct Deeper { int& d; explicit Deeper(int& x) : d(++x) {} ~Deeper() { --d; } } deeper(depth);
     st = 1;
     std::vector<std::pair<Provider, int64_t>> values;
     for (const Provider& p : it->second) {
@@ -142,6 +155,14 @@ void resolve_facts(LinkContext& ctx) {
     }
   }
 
+  // u32 params (and tile extents, implicitly u32 params): what per_tile may read at run time.
+  std::set<std::string> u32_params;
+  for (const auto& c : ctx.contracts) {
+    for (const ParamDecl& p : c->params)
+      if (p.type == ParamType::U32) u32_params.insert(p.name);
+    if (c->tiles.present) u32_params.insert({c->tiles.extent_m, c->tiles.extent_n});
+  }
+
   // Evaluate every quantity of every contract. A fact named only in an expression counts as used.
   for (const auto& cp : ctx.contracts) {
     Contract& c = *cp;
@@ -176,6 +197,19 @@ void resolve_facts(LinkContext& ctx) {
       for (TensorDecl& t : p.tensors) { eval(t.rows, "tensor '" + t.name + "' rows"); eval(t.cols, "tensor '" + t.name + "' cols"); }
     }
     if (c.tiles.present) { eval(c.tiles.tile_m, "tile_m"); eval(c.tiles.tile_n, "tile_n"); }
+    // per_tile reads facts and u32 params (known at run time). It is checked whether or not the
+    // pipe gets a transfer: an unknown name or a divisor that is zero is an error either way.
+    for (const PortDecl& p : c.ports) {
+      if (!p.per_tile_declared || p.per_tile.empty()) continue;
+      std::optional<int64_t> v;
+      std::string e;
+      if (!p.per_tile.check([&](const std::string& n) { return ctx.fact_value(n); },
+                            [&](const std::string& n) {  // failed or unprovided facts: reported already
+                              return u32_params.count(n) > 0 || providers.count(n) > 0 || used_names.count(n) > 0;
+                            }, v, e))
+        d.error("expr", "component '" + c.name + "': port '" + p.name + "' per_tile '" + printable(p.per_tile.text()) + "': " + e,
+                p.per_tile_loc);
+    }
   }
 }
 

@@ -5,10 +5,9 @@
 #include <vector>
 
 #include "context.h"
+#include "objects.h"  // InputKind
 
 namespace pipelink {
-
-enum class InputKind { LtoIr, Object, Ptx, Cubin, Fatbin, Unknown };
 
 // One input of an nvJitLink link: the generated unit or a component object.
 struct Input {

@@ -12,6 +12,8 @@
 // 1 when the link (or compile) is refused with diagnostics (and then nothing is written), 2 on a
 // usage error (unknown option, missing argument, malformed --connect / --set).
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 
@@ -27,7 +29,23 @@ constexpr int kUsageError = 2;
 CLI::Option* repeatable(CLI::Option* o) { return o->allow_extra_args(false)->expected(1)->take_all(); }
 }  // namespace
 
+namespace {
+int run(int argc, char** argv);
+}
+
+// The library reports through diagnostics and does not throw; this catches what it cannot report
+// (memory exhaustion, an argument parser's surprise) so that no input ends in an abort.
 int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "pipelink: error: " << e.what() << " [internal]\n";
+    return 1;
+  }
+}
+
+namespace {
+int run(int argc, char** argv) {
   // Linker convention: -arch=sm_90a (single dash). CLI11 wants --arch.
   std::vector<std::string> args(argv, argv + argc);
   for (std::string& a : args)
@@ -103,28 +121,22 @@ int main(int argc, char** argv) {
     opt.connect[c.substr(0, eq)] = c.substr(eq + 1);
   }
   for (const std::string& f : sets) {
-    size_t eq = f.find('=');
-    size_t used = 0;
-    long long v = 0;
-    try {
-      if (eq != std::string::npos) v = std::stoll(f.substr(eq + 1), &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (eq == std::string::npos || eq == 0 || used == 0 || used != f.size() - eq - 1) {
-      std::cerr << "pipelink: error: --set takes FACT=VALUE (an integer), got '" << f << "'\n";
+    const size_t eq = f.find('=');
+    const std::string v = eq == std::string::npos ? std::string() : f.substr(eq + 1);
+    char* end = nullptr;
+    errno = 0;
+    const long long n = std::strtoll(v.c_str(), &end, 10);
+    if (eq == std::string::npos || eq == 0 || v.empty() || *end != '\0' || errno == ERANGE) {
+      std::cerr << "pipelink: error: --set takes FACT=VALUE with a 64-bit integer VALUE, got '" << f << "'\n";
       return kUsageError;
     }
-    opt.fact_overrides[f.substr(0, eq)] = v;
+    opt.fact_overrides[f.substr(0, eq)] = n;
   }
   bool ok = false;
   if (*classic) {
     opt.check_only = true;
     std::string h = pipelink::classic_header(opt, diags);
-    if (!h.empty()) {
-      std::ofstream(header_out) << h;
-      ok = true;
-    }
+    if (!h.empty()) ok = pipelink::write_header(header_out, h, opt, diags);
   } else if (*plain) {
     ok = pipelink::plain_link(plain_objects, opt, diags);
   } else if (*compile) {
@@ -142,3 +154,4 @@ int main(int argc, char** argv) {
   diags.print(std::cerr);
   return ok && !diags.has_errors() ? 0 : 1;
 }
+}  // namespace

@@ -15,6 +15,10 @@ namespace pipelink {
 
 struct ExprNode;
 
+// Device definitions of the functions to_cpp() calls (pl_expr_div, pl_expr_min, ...): generated
+// code that renders an expression includes them once.
+extern const char* const kExprHelpers;
+
 class Expr {
  public:
   Expr() = default;
@@ -34,6 +38,13 @@ class Expr {
   std::string to_cpp(const std::function<std::string(const std::string&)>& map) const;
   std::optional<int64_t> eval(const std::function<std::optional<int64_t>(const std::string&)>& lookup,
                               std::string& error) const;
+  // Checks an expression that may also read values known only at run time: a name `lookup` has
+  // no value for but `runtime` accepts is unknown until then. Unknown names and errors in the
+  // parts known now (a divisor that is zero or, for ceil_div / align_up, not positive; an
+  // overflow) are reported through `error` and return false. `value` is set when every name is known.
+  bool check(const std::function<std::optional<int64_t>(const std::string&)>& lookup,
+             const std::function<bool(const std::string&)>& runtime, std::optional<int64_t>& value,
+             std::string& error) const;
 
  private:
   static bool parse_impl(const std::string& text, Expr& out, std::string& error, bool conditions);

@@ -63,6 +63,8 @@ bool compile_component(const std::string& source_path, const LinkOptions& option
 // component built with -DPL_CLASSIC -DPL_CLASSIC_HEADER='"file"'. Runs the passes up to generate
 // with options.fact_overrides as the component's belief. Not part of a normal link.
 std::string classic_header(const LinkOptions& options, Diagnostics& diags);
+// Writes such a header to `path`, refusing a path that is one of options.inputs.
+bool write_header(const std::string& path, const std::string& text, const LinkOptions& options, Diagnostics& diags);
 
 // Links objects with plain nvJitLink -lto and nothing else: no contracts, no checks (the
 // experiment's classic linking). Writes options.output.

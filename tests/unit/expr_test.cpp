@@ -108,10 +108,12 @@ TEST(Expr, CeilDivAndAlignUp) {
 TEST(Expr, NestingLimit) {
   std::string err;
   EXPECT_EQ(eval(std::string(150, '(') + "1" + std::string(150, ')')), 1);
+  EXPECT_FALSE(eval(std::string(1000, '(') + "1" + std::string(1000, ')'), &err));
+  EXPECT_NE(err.find("nests too deeply"), std::string::npos) << err.substr(0, 80);
+  EXPECT_FALSE(eval(std::string(1000, '-') + "1", &err));
+  EXPECT_NE(err.find("nests too deeply"), std::string::npos) << err.substr(0, 80);
   EXPECT_FALSE(eval(std::string(100000, '(') + "1" + std::string(100000, ')'), &err));
-  EXPECT_NE(err.find("nests too deeply"), std::string::npos) << err.substr(0, 80);
-  EXPECT_FALSE(eval(std::string(100000, '-') + "1", &err));
-  EXPECT_NE(err.find("nests too deeply"), std::string::npos) << err.substr(0, 80);
+  EXPECT_NE(err.find("longer than 4096 characters"), std::string::npos) << err.substr(0, 80);
 }
 
 TEST(Expr, Names) {
@@ -125,8 +127,81 @@ TEST(Expr, ToCpp) {
   Expr e;
   std::string err;
   ASSERT_TRUE(Expr::parse("ceil_div(K, tile_k)", e, err));
-  EXPECT_EQ(e.to_cpp([](const std::string& n) { return "x_" + n; }),
-            "((long long)(x_K) / (long long)(x_tile_k) + ((long long)(x_K) % (long long)(x_tile_k) > 0 ? 1 : 0))");
+  EXPECT_EQ(e.to_cpp([](const std::string& n) { return "x_" + n; }), "pl_expr_ceil_div((long long)(x_K), (long long)(x_tile_k))");
+  ASSERT_TRUE(Expr::parse("-(a / b % 2) + min(a, 3)", e, err));
+  EXPECT_EQ(e.to_cpp([](const std::string& n) { return n; }),
+            "((-pl_expr_mod(pl_expr_div((long long)(a), (long long)(b)), 2ll)) + pl_expr_min((long long)(a), 3ll))");
+}
+
+// Each operand is rendered once: nested functions grow the C++ linearly, not exponentially.
+TEST(Expr, ToCppIsLinear) {
+  std::string text = "1";
+  for (int i = 0; i < 150; ++i) text = "max(" + text + ", min(2, 3))";  // once rendered with max's operands twice: 2^150
+  Expr e;
+  std::string err;
+  ASSERT_TRUE(Expr::parse(text, e, err)) << err;
+  EXPECT_LT(e.to_cpp([](const std::string& n) { return n; }).size(), 20u * text.size());
+}
+
+// Hostile sizes end in an error, never a stack overflow (in parsing, evaluation or destruction).
+TEST(Expr, SizeLimits) {
+  std::string err;
+  std::string flat = "1";
+  for (int i = 0; i < 100; ++i) flat += "+1";
+  EXPECT_EQ(eval(flat), 101);
+  flat = "1";
+  for (int i = 0; i < 100000; ++i) flat += "+1";
+  EXPECT_FALSE(eval(flat, &err));
+  EXPECT_NE(err.find("longer than 4096 characters"), std::string::npos) << err.substr(0, 80);
+  std::string chain = "1";
+  for (int i = 0; i < 1500; ++i) chain += "+1";  // 3001 characters, more than 200 levels
+  EXPECT_FALSE(eval(chain, &err));
+  EXPECT_NE(err.find("nests too deeply"), std::string::npos) << err.substr(0, 80);
+  std::string calls;
+  for (int i = 0; i < 300; ++i) calls += "min(1,";
+  calls += "1" + std::string(300, ')');
+  EXPECT_FALSE(eval(calls, &err));
+  EXPECT_NE(err.find("nests too deeply"), std::string::npos) << err.substr(0, 80);
+  // Wide and shallow: many terms, little height.
+  std::string wide = "(1+1)";
+  for (int i = 0; i < 10; ++i) wide = "(" + wide + "*" + wide + ")";
+  EXPECT_FALSE(eval(wide, &err));
+  EXPECT_NE(err.find("longer than 4096 characters"), std::string::npos) << err.substr(0, 80);
+  wide = "(a+a)";
+  for (int i = 0; i < 9; ++i) wide = "(" + wide + "*" + wide + ")";  // 2047 nodes in 3583 characters
+  EXPECT_FALSE(eval(wide, &err));
+  EXPECT_NE(err.find("more than 1000 terms"), std::string::npos) << err.substr(0, 80);
+  EXPECT_FALSE(eval("min(1, 2, 3, 4)", &err));
+  EXPECT_NE(err.find("takes two arguments"), std::string::npos) << err;
+}
+
+// check(): names known only at run time leave the value unknown; what is known is still checked.
+TEST(Expr, CheckWithRuntimeNames) {
+  auto check = [](const std::string& text, std::optional<int64_t>& v, std::string& err) {
+    Expr e;
+    if (!Expr::parse(text, e, err)) return false;
+    return e.check([](const std::string& n) -> std::optional<int64_t> { if (n == "tile_k") return 64; if (n == "zero") return 0; return std::nullopt; },
+                   [](const std::string& n) { return n == "K"; }, v, err);
+  };
+  std::optional<int64_t> v;
+  std::string err;
+  EXPECT_TRUE(check("ceil_div(K, tile_k)", v, err)) << err;
+  EXPECT_FALSE(v);
+  EXPECT_TRUE(check("tile_k / 2", v, err)) << err;
+  EXPECT_EQ(v, 32);
+  EXPECT_FALSE(check("K / zero", v, err));
+  EXPECT_EQ(err, "division by zero");
+  err.clear();
+  EXPECT_FALSE(check("K / (tile_k - 64)", v, err));
+  EXPECT_EQ(err, "division by zero");
+  err.clear();
+  EXPECT_FALSE(check("ceil_div(K, zero)", v, err));
+  EXPECT_EQ(err, "ceil_div needs a positive divisor");
+  err.clear();
+  EXPECT_FALSE(check("K / nope", v, err));
+  EXPECT_EQ(err, "'nope' is neither a fact nor a u32 param");
+  err.clear();
+  EXPECT_TRUE(check("tile_k / K", v, err)) << err;  // a zero K is caught at run time (0 stages: PL_CHECKED traps)
 }
 
 // Conditions: only Expr::parse_condition (contract asserts) accepts comparisons and && ||.

@@ -123,7 +123,7 @@ TEST(ExampleLink, MonolithicControlLinks) {
   ASSERT_FALSE(r.cubin.empty());
   pipelink::LinkResult l = link_example();
   // Same layout; only the linked map has the conformance section (the control reads no objects).
-  EXPECT_EQ(r.map, l.map.substr(0, l.map.find("\n== conformance")) + "\n");
+  EXPECT_EQ(r.map, l.map.substr(0, l.map.find("\n== conformance")));
   EXPECT_EQ(r.generated_source, l.generated_source);  // same connection code
 }
 

@@ -1,0 +1,276 @@
+// objects — safe reading of input files and structural validation of component objects (see
+// objects.h). Everything here is bounds-checked against the bytes actually read: nothing trusts
+// an offset or size field before comparing it with the file's size.
+#include "objects.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+
+namespace pipelink {
+
+bool read_regular_file(const std::string& path, size_t cap, std::vector<char>& out, std::string& why) {
+  out.clear();
+  // O_NONBLOCK: opening a FIFO without a writer returns at once instead of waiting for one.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    why = std::strerror(errno);
+    return false;
+  }
+  struct stat st {};
+  bool ok = ::fstat(fd, &st) == 0;
+  if (!ok) why = std::strerror(errno);
+  else if (S_ISDIR(st.st_mode)) { why = "it is a directory"; ok = false; }
+  else if (!S_ISREG(st.st_mode)) { why = "it is not a regular file"; ok = false; }
+  else if (static_cast<uint64_t>(st.st_size) > cap) {
+    why = "it is larger than " + std::to_string(cap) + " bytes";
+    ok = false;
+  }
+  if (ok) {
+    // Read at most cap + 1 bytes: a file that grows while it is read is still bounded.
+    out.resize(static_cast<size_t>(st.st_size));
+    size_t got = 0;
+    for (;;) {
+      if (got == out.size()) {
+        if (out.size() > cap) break;
+        out.resize(std::min(cap + 1, out.size() + 65536));
+      }
+      ssize_t n = ::read(fd, out.data() + got, out.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) { why = std::strerror(errno); ok = false; break; }
+      if (n == 0) break;
+      got += static_cast<size_t>(n);
+    }
+    out.resize(got);
+    if (ok && got > cap) {
+      why = "it is larger than " + std::to_string(cap) + " bytes";
+      ok = false;
+    }
+  }
+  ::close(fd);
+  if (!ok) out.clear();
+  return ok;
+}
+
+namespace {
+
+constexpr unsigned kEmCuda = 190, kEmX86_64 = 62, kEmAarch64 = 183;
+constexpr uint32_t kFatbinMagic = 0xba55ed50;
+
+uint64_t rd(const std::vector<char>& b, size_t off, size_t n) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < n; ++i) v |= uint64_t(static_cast<unsigned char>(b[off + i])) << (8 * i);
+  return v;
+}
+
+// [off, off + size) lies within a buffer of `total` bytes, without overflow.
+bool within(uint64_t off, uint64_t size, uint64_t total) { return off <= total && size <= total - off; }
+
+// The SM number of "sm_90a" (90); 0 if it is not of that form.
+unsigned sm_number(const std::string& arch) {
+  if (arch.rfind("sm_", 0) != 0) return 0;
+  unsigned v = 0;
+  for (size_t i = 3; i < arch.size() && std::isdigit(static_cast<unsigned char>(arch[i])) && v < 10000; ++i) v = v * 10 + (arch[i] - '0');
+  return v;
+}
+
+// A fatbin (its header, then entries each with its own header and payload) in bytes [off, off + avail).
+bool valid_fatbin(const std::vector<char>& b, size_t off, uint64_t avail, std::string& why) {
+  if (avail < 16 || rd(b, off, 4) != kFatbinMagic) { why = "does not hold a fatbin (bad magic number)"; return false; }
+  const uint64_t header = rd(b, off + 6, 2), fat = rd(b, off + 8, 8);
+  if (header < 16 || !within(header, fat, avail)) { why = "has a fatbin whose header gives a size beyond its end"; return false; }
+  uint64_t at = header, end = header + fat;
+  if (fat == 0) { why = "has an empty fatbin"; return false; }
+  while (at < end) {
+    if (!within(at, 16, end)) { why = "has a truncated fatbin entry"; return false; }
+    const uint64_t eh = rd(b, off + at + 4, 4), es = rd(b, off + at + 8, 8);
+    if (eh < 16 || !within(at, eh, end) || !within(at + eh, es, end)) {
+      why = "has a fatbin entry whose size runs past the fatbin's end";
+      return false;
+    }
+    at += eh + es;
+  }
+  return true;
+}
+
+struct Section { uint32_t name, type; uint64_t offset, size, link, info, entsize; };
+
+bool validate_elf(const std::vector<char>& b, const std::string& arch, std::string& why) {
+  const uint64_t n = b.size();
+  if (n < 64) { why = "is a truncated ELF file (" + std::to_string(n) + " bytes, shorter than its header)"; return false; }
+  if (b[4] != 2) { why = "is not a 64-bit ELF file"; return false; }
+  if (b[5] != 1) { why = "is not a little-endian ELF file"; return false; }
+  if (b[6] != 1) { why = "has an unknown ELF version"; return false; }
+  const unsigned machine = static_cast<unsigned>(rd(b, 18, 2));
+  if (machine != kEmCuda && machine != kEmX86_64 && machine != kEmAarch64) {
+    why = "is an ELF file for machine " + std::to_string(machine) + ", neither a CUDA cubin (190) nor an x86-64 or AArch64 host object";
+    return false;
+  }
+  if (rd(b, 52, 2) != 64) { why = "has a malformed ELF header (e_ehsize is not 64)"; return false; }
+  const uint64_t phoff = rd(b, 32, 8), shoff = rd(b, 40, 8);
+  const uint64_t phentsize = rd(b, 54, 2), phnum = rd(b, 56, 2), shentsize = rd(b, 58, 2), shnum = rd(b, 60, 2),
+                 shstrndx = rd(b, 62, 2);
+  if (phnum && (phentsize != 56 || !within(phoff, phnum * 56, n))) { why = "has a program header table outside the file"; return false; }
+  if (shnum == 0) { why = "has no section table"; return false; }
+  if (shentsize != 64 || !within(shoff, shnum * 64, n)) { why = "has a section table outside the file"; return false; }
+  if (shstrndx >= shnum) { why = "has a section-name table index beyond its section table"; return false; }
+  std::vector<Section> sec(shnum);
+  for (uint64_t i = 0; i < shnum; ++i) {
+    const size_t at = static_cast<size_t>(shoff + i * 64);
+    Section& s = sec[i];
+    s.name = static_cast<uint32_t>(rd(b, at, 4));
+    s.type = static_cast<uint32_t>(rd(b, at + 4, 4));
+    s.offset = rd(b, at + 24, 8);
+    s.size = rd(b, at + 32, 8);
+    s.link = rd(b, at + 40, 4);
+    s.info = rd(b, at + 44, 4);
+    s.entsize = rd(b, at + 56, 8);
+    if (s.type != 8 /* SHT_NOBITS */ && !within(s.offset, s.size, n)) {
+      why = "has section " + std::to_string(i) + " outside the file";
+      return false;
+    }
+  }
+  const Section& names = sec[shstrndx];
+  if (names.type != 3 /* SHT_STRTAB */ || names.size == 0 || b[names.offset + names.size - 1] != '\0') {
+    why = "has a malformed section-name table";
+    return false;
+  }
+  auto name_of = [&](const Section& s) -> std::string {
+    if (s.name >= names.size) return {};
+    return std::string(b.data() + names.offset + s.name);  // NUL-terminated within the table (checked above)
+  };
+  for (uint64_t i = 1; i < shnum; ++i) {
+    const Section& s = sec[i];
+    if (s.name >= names.size) { why = "has section " + std::to_string(i) + " whose name lies outside the name table"; return false; }
+    if (s.type == 2 /* SHT_SYMTAB */ || s.type == 11 /* SHT_DYNSYM */) {
+      if (s.entsize != 24 || s.size % 24 != 0 || s.link >= shnum || sec[s.link].type != 3) {
+        why = "has a malformed symbol table (section " + std::to_string(i) + ")";
+        return false;
+      }
+      const Section& str = sec[s.link];
+      for (uint64_t k = 0; k < s.size / 24; ++k) {
+        const uint64_t st_name = rd(b, static_cast<size_t>(s.offset + k * 24), 4);
+        const uint64_t st_shndx = rd(b, static_cast<size_t>(s.offset + k * 24 + 6), 2);
+        if (st_name && (st_name >= str.size || b[str.offset + str.size - 1] != '\0')) {
+          why = "has a symbol whose name lies outside its string table";
+          return false;
+        }
+        if (st_shndx >= shnum && st_shndx < 0xff00) { why = "has a symbol in a section that does not exist"; return false; }
+      }
+    }
+    if (s.type == 4 /* SHT_RELA */ || s.type == 9 /* SHT_REL */) {
+      const uint64_t es = s.type == 4 ? 24 : 16;
+      if (s.entsize != es || s.size % es != 0 || s.link >= shnum || (sec[s.link].type != 2 && sec[s.link].type != 11) ||
+          s.info >= shnum) {
+        why = "has a malformed relocation section (section " + std::to_string(i) + ")";
+        return false;
+      }
+      const uint64_t symbols = sec[s.link].size / 24;
+      for (uint64_t k = 0; k < s.size / es; ++k)
+        if ((rd(b, static_cast<size_t>(s.offset + k * es + 8), 8) >> 32) >= symbols) {
+          why = "has a relocation against a symbol that does not exist";
+          return false;
+        }
+    }
+  }
+  if (machine == kEmCuda) {
+    // EI_ABIVERSION 8 and later keep the SM in e_flags bits 8..15; older cubins in bits 0..7.
+    const uint64_t flags = rd(b, 48, 4);
+    const unsigned sm = static_cast<unsigned>(static_cast<unsigned char>(b[8]) >= 8 ? (flags >> 8) & 0xff : flags & 0xff);
+    const unsigned want = sm_number(arch);
+    if (sm != want) {
+      why = "is a cubin for sm_" + std::to_string(sm) + ", not for the target " + arch;
+      return false;
+    }
+    return true;
+  }
+  // A host object (nvcc -c / -dc) carries its device code in a fatbin section.
+  for (uint64_t i = 1; i < shnum; ++i) {
+    const std::string nm = name_of(sec[i]);
+    if (nm != ".nv_fatbin" && nm != "__nv_relfatbin") continue;
+    if (sec[i].type == 8) { why = "has an empty " + nm + " section"; return false; }
+    std::string fw;
+    if (!valid_fatbin(b, static_cast<size_t>(sec[i].offset), sec[i].size, fw)) {
+      why = "is a host object whose " + nm + " section " + fw;
+      return false;
+    }
+    return true;
+  }
+  why = "is a host object without device code (no .nv_fatbin or __nv_relfatbin section; compile it with nvcc -dc)";
+  return false;
+}
+
+bool validate_ptx(const std::vector<char>& b, const std::string& arch, std::string& why) {
+  for (char ch : b) {
+    const unsigned char u = static_cast<unsigned char>(ch);
+    if (u == 0 || (u < 0x20 && ch != '\n' && ch != '\r' && ch != '\t' && ch != '\f' && ch != '\v')) {
+      why = "is not PTX text (it holds binary bytes)";
+      return false;
+    }
+  }
+  const std::string text(b.begin(), b.end());
+  size_t t = text.find(".target");
+  if (text.find(".version") == std::string::npos || t == std::string::npos) {
+    why = "is not PTX (no .version and .target directives)";
+    return false;
+  }
+  t += 7;
+  while (t < text.size() && (text[t] == ' ' || text[t] == '\t')) ++t;
+  size_t e = t;
+  while (e < text.size() && (std::isalnum(static_cast<unsigned char>(text[e])) || text[e] == '_')) ++e;
+  const std::string target = text.substr(t, e - t);
+  const unsigned sm = sm_number(target), want = sm_number(arch);
+  if (!sm) { why = "is PTX for an unknown target '" + target + "'"; return false; }
+  if (sm > want) { why = "is PTX for " + target + ", newer than the target " + arch; return false; }
+  return true;
+}
+
+}  // namespace
+
+InputKind classify(const std::vector<char>& b, const std::string& path) {
+  auto starts = [&](const char* m, size_t n) { return b.size() >= n && std::equal(m, m + n, b.begin()); };
+  if (starts("\x7f" "ELF", 4)) {
+    // e_machine 190 = EM_CUDA: a cubin; anything else is a host object carrying a fatbin.
+    unsigned machine = b.size() > 19 ? (unsigned char)b[18] | ((unsigned char)b[19] << 8) : 0;
+    return machine == kEmCuda ? InputKind::Cubin : InputKind::Object;
+  }
+  if (starts("\x50\xed\x55\xba", 4)) return InputKind::Fatbin;
+  if (starts("\xed\x43\x4e\x7f", 4) || starts("BC\xc0\xde", 4)) return InputKind::LtoIr;
+  std::string ext = std::filesystem::path(path).extension().string();
+  if (ext == ".ltoir") return InputKind::LtoIr;
+  std::string head(b.begin(), b.begin() + std::min<size_t>(b.size(), 4096));
+  if (head.find(".version") != std::string::npos && head.find(".target") != std::string::npos) return InputKind::Ptx;
+  return InputKind::Unknown;
+}
+
+bool validate_object(const std::vector<char>& b, InputKind kind, const std::string& arch, std::string& why) {
+  if (b.empty()) { why = "is empty"; return false; }
+  switch (kind) {
+    case InputKind::Object:
+    case InputKind::Cubin: return validate_elf(b, arch, why);
+    case InputKind::Fatbin: return valid_fatbin(b, 0, b.size(), why);
+    case InputKind::LtoIr: {
+      const bool nvvm = b.size() >= 4 && static_cast<unsigned char>(b[0]) == 0xed;
+      const bool bitcode = b.size() >= 4 && b[0] == 'B' && b[1] == 'C';
+      // The NVVM LTO-IR container has a 64-byte header; LLVM bitcode comes in 32-bit words.
+      if ((nvvm && b.size() < 64) || (bitcode && (b.size() < 8 || b.size() % 4 != 0)) || (!nvvm && !bitcode)) {
+        why = nvvm || bitcode ? "is truncated LTO-IR (" + std::to_string(b.size()) + " bytes)"
+                              : "is named .ltoir but is not LTO-IR (no NVVM or LLVM bitcode magic number)";
+        return false;
+      }
+      return true;
+    }
+    case InputKind::Ptx: return validate_ptx(b, arch, why);
+    case InputKind::Unknown: why = "is not LTO-IR, a host object, PTX, a fatbin or a cubin"; return false;
+  }
+  return false;
+}
+
+}  // namespace pipelink

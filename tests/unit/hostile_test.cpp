@@ -1,0 +1,169 @@
+// Hostile inputs end in diagnostics: no hang on a FIFO or a huge file, no crash on a malformed
+// object (every truncation of a real one is refused or accepted, never read past its end).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "context.h"
+#include "objects.h"
+#include "pipelink/pipelink.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  fs::path dir;
+  TempDir() {
+    std::string t = (fs::temp_directory_path() / "pipelink-hostile-XXXXXX").string();
+    dir = ::mkdtemp(t.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  std::string put(const std::string& name, const std::string& text) const {
+    std::ofstream(dir / name, std::ios::binary) << text;
+    return (dir / name).string();
+  }
+};
+
+std::string contract(const std::string& object) {
+  return "[component]\nname = \"x\"\nentry = \"x_main\"\nobject = \"" + object + "\"\n\n[warps]\ncount = 1\n";
+}
+
+std::string run(pipelink::LinkOptions o, bool& ok) {
+  pipelink::Diagnostics d;
+  pipelink::LinkResult r = pipelink::link(o, d);
+  ok = r.ok;
+  std::ostringstream s;
+  d.print(s);
+  return s.str();
+}
+
+std::vector<char> bytes_of(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::vector<char>((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+TEST(Hostile, FifoContractIsNotRead) {
+  TempDir t;
+  const std::string fifo = (t.dir / "c.toml").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  pipelink::LinkOptions o;
+  o.inputs = {fifo};
+  o.check_only = true;
+  bool ok = true;
+  const std::string out = run(o, ok);
+  EXPECT_FALSE(ok);
+  EXPECT_NE(out.find("it is not a regular file [input]"), std::string::npos) << out;
+}
+
+TEST(Hostile, FifoAndHugeObjectsAreNotRead) {
+  TempDir t;
+  ASSERT_EQ(::mkfifo((t.dir / "fifo.ltoir").c_str(), 0600), 0);
+  {
+    std::ofstream f(t.dir / "huge.ltoir");
+  }
+  fs::resize_file(t.dir / "huge.ltoir", pipelink::kMaxObjectBytes + 1);  // sparse: nothing to read
+  pipelink::LinkOptions o;
+  o.inputs = {t.put("a.toml", contract("fifo.ltoir")),
+              t.put("b.toml", "[component]\nname = \"y\"\nentry = \"y_main\"\nobject = \"huge.ltoir\"\n\n[warps]\ncount = 1\n")};
+  o.output = (t.dir / "k.cubin").string();
+  bool ok = true;
+  const std::string out = run(o, ok);
+  EXPECT_FALSE(ok);
+  EXPECT_NE(out.find("fifo.ltoir': it is not a regular file [input]"), std::string::npos) << out;
+  EXPECT_NE(out.find("huge.ltoir': it is larger than 536870912 bytes [input]"), std::string::npos) << out;
+}
+
+TEST(Hostile, ReadRegularFile) {
+  std::vector<char> b;
+  std::string why;
+  EXPECT_FALSE(pipelink::read_regular_file("/dev/zero", 100, b, why));
+  EXPECT_EQ(why, "it is not a regular file");
+  EXPECT_FALSE(pipelink::read_regular_file("/", 100, b, why));
+  EXPECT_EQ(why, "it is a directory");
+  EXPECT_FALSE(pipelink::read_regular_file("/nonexistent/x", 100, b, why));
+  EXPECT_EQ(why, "No such file or directory");
+  TempDir t;
+  const std::string p = t.put("f", "hello");
+  EXPECT_TRUE(pipelink::read_regular_file(p, 5, b, why));
+  EXPECT_EQ(std::string(b.begin(), b.end()), "hello");
+  EXPECT_FALSE(pipelink::read_regular_file(p, 4, b, why));
+  EXPECT_EQ(why, "it is larger than 4 bytes");
+}
+
+// Every prefix of a real host object, LTO-IR and cubin goes through validation without reading
+// past its end (ASan would say) and only the whole file is accepted for the host object.
+TEST(Hostile, TruncatedObjectsAreRefused) {
+  const std::string obj = std::string(PL_EXAMPLE_OBJ_DIR) + "/tma_loader.o";
+  const std::string cubin = std::string(PL_EXAMPLE_OBJ_DIR) + "/gemm.cubin";
+  for (const std::string& path : {obj, cubin}) {
+    const std::vector<char> whole = bytes_of(path);
+    ASSERT_FALSE(whole.empty()) << path;
+    const pipelink::InputKind k = pipelink::classify(whole, path);
+    std::string why;
+    EXPECT_TRUE(pipelink::validate_object(whole, k, "sm_90a", why)) << path << ": " << why;
+    const size_t step = std::max<size_t>(1, whole.size() / 2000);
+    for (size_t n = 0; n < whole.size(); n += step) {
+      std::vector<char> part(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(n));
+      const pipelink::InputKind pk = pipelink::classify(part, path);
+      if (pk == pipelink::InputKind::Unknown) continue;
+      if (k == pipelink::InputKind::Object) EXPECT_FALSE(pipelink::validate_object(part, pk, "sm_90a", why)) << path << " cut at " << n;
+      else pipelink::validate_object(part, pk, "sm_90a", why);  // a cubin's tail may be padding: only must not crash
+    }
+  }
+  std::string why;
+  const std::vector<char> c = bytes_of(cubin);
+  EXPECT_FALSE(pipelink::validate_object(c, pipelink::InputKind::Cubin, "sm_100a", why));
+  EXPECT_EQ(why, "is a cubin for sm_90, not for the target sm_100a");
+  EXPECT_FALSE(pipelink::validate_object({}, pipelink::InputKind::LtoIr, "sm_90a", why));
+  EXPECT_EQ(why, "is empty");
+}
+
+// Random corruption of a real host object's headers: refused or accepted, never a crash.
+TEST(Hostile, CorruptedObjectHeaders) {
+  const std::string obj = std::string(PL_EXAMPLE_OBJ_DIR) + "/tma_loader.o";
+  const std::vector<char> whole = bytes_of(obj);
+  ASSERT_GT(whole.size(), 64u);
+  uint32_t seed = 12345;
+  auto next = [&] { return seed = seed * 1664525u + 1013904223u; };
+  for (int i = 0; i < 5000; ++i) {
+    std::vector<char> b = whole;
+    for (int k = 0; k < 4; ++k) {
+      // The ELF header, the section table (at the end) and the fatbin's header.
+      const size_t region = next() % 3;
+      size_t at = region == 0 ? next() % 64 : region == 1 ? b.size() - 1 - next() % 2048 : next() % b.size();
+      b[at] = static_cast<char>(next());
+    }
+    std::string why;
+    pipelink::validate_object(b, pipelink::classify(b, obj), "sm_90a", why);
+  }
+}
+
+TEST(Hostile, OutputThatIsAnInputIsRefused) {
+  TempDir t;
+  pipelink::LinkOptions o;
+  o.inputs = {t.put("a.toml", contract("a.ltoir"))};
+  const std::vector<char> before = bytes_of(o.inputs[0]);
+  o.output = o.inputs[0];
+  o.map_path = (t.dir / "." / "a.toml").string();
+  bool ok = true;
+  const std::string out = run(o, ok);
+  EXPECT_FALSE(ok);
+  EXPECT_NE(out.find("-o and --map name the same file"), std::string::npos) << out;
+  EXPECT_NE(out.find("is the input contract"), std::string::npos) << out;
+  EXPECT_EQ(bytes_of(o.inputs[0]), before);
+  // A hard link is the same file under another name.
+  fs::create_hard_link(o.inputs[0], t.dir / "b.toml");
+  o.output = (t.dir / "k.cubin").string();
+  o.map_path = (t.dir / "b.toml").string();
+  EXPECT_FALSE(pipelink::write_outputs(o, pipelink::LinkResult{true}, *std::make_unique<pipelink::Diagnostics>()));
+}
