@@ -3,7 +3,9 @@
 Qwen3-32B loader / main loop and the TMA store, launch it on torch tensors, check against torch.
 
     bash scripts/setup.sh && export PYTHONPATH=$PWD/build/python
-    python3 examples/guide/run_scale.py [BUILD_DIR]
+    python3 examples/guide/run_scale.py [BUILD_DIR] [--out DIR]
+
+--out DIR keeps the object, the cubins and the maps there (default: a temporary directory).
 
 The kernel computes out[M, I] = bf16(bf16(X · W_gate^T) * scale), with W = [gate; up] [2I, K]
 (the fused gate/up weight layout). Two links: tile 128x128 (two consumer warpgroups) and 64x104
@@ -20,7 +22,13 @@ import tempfile
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2]
-BUILD = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else SRC / "build"
+ARGS = sys.argv[1:]
+OUT_DIR = None
+if "--out" in ARGS:
+    i = ARGS.index("--out")
+    OUT_DIR = Path(ARGS[i + 1]).resolve()
+    del ARGS[i:i + 2]
+BUILD = Path(ARGS[0]).resolve() if ARGS else SRC / "build"
 try:
     import pipelink
 except ImportError:
@@ -57,8 +65,10 @@ def link_all(out_dir):
 
 def main():
     tmp = tempfile.TemporaryDirectory()
+    out_dir = OUT_DIR or Path(tmp.name)
+    out_dir.mkdir(parents=True, exist_ok=True)
     try:
-        kernels = link_all(Path(tmp.name))
+        kernels = link_all(out_dir)
     except pipelink.LinkError as e:
         print(e.text, end="")
         print("FAIL: the link was refused")
