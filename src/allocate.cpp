@@ -304,8 +304,12 @@ void assign_params(LinkContext& ctx) {
       }
       ctx.params[it->second].users.push_back("tile sequence");
     }
-  if (ctx.tmap_slots > 4) ctx.diags.error("capacity", "the link has " + std::to_string(ctx.tmap_slots) + " tensormap params; pl::Args holds 4");
-  if (ctx.word_slots > 24) ctx.diags.error("capacity", "the link has " + std::to_string(ctx.word_slots) + " scalar/pointer params; pl::Args holds 24");
+  if (ctx.tmap_slots > pl::kArgTensorMaps)
+    ctx.diags.error("capacity", "the link has " + std::to_string(ctx.tmap_slots) + " tensormap params; pl::Args holds " +
+                                    std::to_string(pl::kArgTensorMaps));
+  if (ctx.word_slots > pl::kArgWords)
+    ctx.diags.error("capacity", "the link has " + std::to_string(ctx.word_slots) + " scalar/pointer params; pl::Args holds " +
+                                    std::to_string(pl::kArgWords));
 }
 
 void bind_ports(LinkContext& ctx) {

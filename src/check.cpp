@@ -87,12 +87,15 @@ void check_capacity(LinkContext& ctx, const Contract& c) {
       ctx.diags.error("capacity", "component '" + c.name + "' declares " + std::to_string(n) + " " + what +
                                       "; a component's binding table holds at most " + std::to_string(max), loc);
   };
-  cap(c.smem.size(), 8, "[[smem]] regions", c.smem.size() > 8 ? c.smem[8].loc : c.loc);
-  cap(c.barriers.size(), 4, "named barriers", c.barriers.size() > 4 ? c.barriers[4].loc : c.loc);
-  cap(c.mbarriers.size(), 8, "mbarrier groups", c.mbarriers.size() > 8 ? c.mbarriers[8].loc : c.loc);
-  cap(c.ports.size(), 4, "ports", c.ports.size() > 4 ? c.ports[4].loc : c.loc);
-  cap(c.params.size(), 8, "params", c.params.size() > 8 ? c.params[8].loc : c.loc);
-  for (const PortDecl& p : c.ports) cap(p.tensors.size(), 4, ("tensors on port '" + p.name + "'").c_str(), p.loc);
+  // The first declaration past the capacity is where the error points.
+  auto past = [&](const auto& v, unsigned max) { return v.size() > max ? v[max].loc : c.loc; };
+  cap(c.smem.size(), pl::kMaxSmem, "[[smem]] regions", past(c.smem, pl::kMaxSmem));
+  cap(c.barriers.size(), pl::kMaxBarriers, "named barriers", past(c.barriers, pl::kMaxBarriers));
+  cap(c.mbarriers.size(), pl::kMaxMbarriers, "mbarrier groups", past(c.mbarriers, pl::kMaxMbarriers));
+  cap(c.ports.size(), pl::kMaxPorts, "ports", past(c.ports, pl::kMaxPorts));
+  cap(c.params.size(), pl::kMaxParams, "params", past(c.params, pl::kMaxParams));
+  for (const PortDecl& p : c.ports)
+    cap(p.tensors.size(), pl::kMaxTensors, ("tensors on port '" + p.name + "'").c_str(), p.loc);
 }
 
 void check_component(LinkContext& ctx, const Contract& c, unsigned instances) {

@@ -14,6 +14,7 @@
 
 #include "pipelink/contract.h"
 #include "pipelink/diagnostics.h"
+#include "pipelink/limits.h"
 #include "pipelink/pipelink.h"
 
 namespace pipelink {

@@ -138,7 +138,13 @@ void generate(LinkContext& ctx) {
     << "// Every binding below has external linkage (`extern`), so nvJitLink -lto folds it into the\n"
     << "// components as an immediate. (A namespace-scope `const` without `extern` would have internal\n"
     << "// linkage and leave the components' references unresolved.)\n"
-    << "#include \"pipelink/device.cuh\"\n\n";
+    << "#include \"pipelink/device.cuh\"\n"
+    << "// The slot tables below are laid out for these capacities (pipelink/limits.h as the linker saw it).\n"
+    << "static_assert(pl::kMaxSmem == " << pl::kMaxSmem << " && pl::kMaxBarriers == " << pl::kMaxBarriers
+    << " && pl::kMaxMbarriers == " << pl::kMaxMbarriers << " && pl::kMaxPorts == " << pl::kMaxPorts
+    << " && pl::kMaxTensors == " << pl::kMaxTensors << " && pl::kMaxParams == " << pl::kMaxParams
+    << " && pl::kArgTensorMaps == " << pl::kArgTensorMaps << " && pl::kArgWords == " << pl::kArgWords
+    << ", \"pipelink/device.cuh is not the linker's version: relink with matching headers\");\n\n";
 
   o << "// ---- facts ----\n";
   for (const auto& [name, f] : ctx.facts)
@@ -186,12 +192,12 @@ void generate(LinkContext& ctx) {
     for (const NamedBarrier& b : c.barriers) bar_threads.push_back(b.threads.value);
     o << "// " << printable(in.name) << "\n"
       << "__device__ const pl::Slots " << slots_name(ii) << " = {\n"
-      << "    " << list(in.smem, 8) << ",  // smem\n"
-      << "    " << list(in.bar, 4) << ",  // named barrier ids\n"
-      << "    " << list(bar_threads, 4) << ",  // named barrier threads\n"
-      << "    " << list(in.mbar, 8) << ",  // mbarrier groups\n"
+      << "    " << list(in.smem, pl::kMaxSmem) << ",  // smem\n"
+      << "    " << list(in.bar, pl::kMaxBarriers) << ",  // named barrier ids\n"
+      << "    " << list(bar_threads, pl::kMaxBarriers) << ",  // named barrier threads\n"
+      << "    " << list(in.mbar, pl::kMaxMbarriers) << ",  // mbarrier groups\n"
       << "    {";
-    for (size_t k = 0; k < 4; ++k) {
+    for (size_t k = 0; k < pl::kMaxPorts; ++k) {
       o << (k ? ",\n     " : "");
       if (k < in.ports.size() && in.ports[k].pipe >= 0) {
         const PortBinding& b = in.ports[k];
@@ -201,7 +207,7 @@ void generate(LinkContext& ctx) {
         std::vector<int64_t> offs, rows, cols;
         for (const PipeTensor& t : tv) { offs.push_back(t.offset); rows.push_back(t.rows); cols.push_back(t.cols); }
         o << "{" << p.buffer << ", " << p.stage_bytes << ", " << p.stages << ", " << p.full << ", " << p.empty << ", " << b.tx_bytes
-          << ", " << list(offs, 4) << ", " << list(rows, 4) << ", " << list(cols, 4) << ", " << b.part << ", " << b.parts << ", "
+          << ", " << list(offs, pl::kMaxTensors) << ", " << list(rows, pl::kMaxTensors) << ", " << list(cols, pl::kMaxTensors) << ", " << b.part << ", " << b.parts << ", "
           << b.pipe
           << "}  /* port '" << printable(c.ports[k].name) << "' -> pipe '" << printable(p.name) << "' */";
       } else {
@@ -209,7 +215,7 @@ void generate(LinkContext& ctx) {
       }
     }
     o << "},\n"
-      << "    " << list(in.params, 8) << ",  // param slots\n"
+      << "    " << list(in.params, pl::kMaxParams) << ",  // param slots\n"
       << "    " << in.warp_base << ", " << in.warps << ", " << in.index << ", " << in.count << "};  // warps [" << in.warp_base
       << ", " << in.warp_base + in.warps << "), instance " << in.index << " of " << in.count << "\n";
   }

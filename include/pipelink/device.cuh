@@ -20,17 +20,9 @@
 #include <cstdio>  // device printf under nvcc; NVRTC has it built in
 #endif
 
-namespace pl {
+#include "pipelink/limits.h"  // capacities of pl::Slots and pl::Args (kMaxSmem, ..., kArgWords)
 
-// Capacities of the binding table; the linker rejects contracts that exceed them.
-constexpr unsigned kMaxSmem = 8;      // [[smem]] regions per component
-constexpr unsigned kMaxBarriers = 4;  // [[named_barrier]] entries per component
-constexpr unsigned kMaxMbarriers = 8; // [[mbarrier]] groups per component
-constexpr unsigned kMaxPorts = 4;     // [[port]] entries per component
-constexpr unsigned kMaxTensors = 4;   // tensors in one pipe stage
-constexpr unsigned kMaxParams = 8;    // [[param]] entries per component
-constexpr unsigned kArgTensorMaps = 4;
-constexpr unsigned kArgWords = 24;
+namespace pl {
 
 // One end of a pipe: a ring of `stages` stages in shared memory guarded by full/empty mbarriers.
 struct Port {

@@ -12,6 +12,8 @@
 
 #include <cuda.h>
 
+#include "pipelink/limits.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -27,10 +29,10 @@ struct Status {
   static Status error(std::string m) { return Status{false, std::move(m)}; }
 };
 
-// Host mirror of pl::Args (include/pipelink/device.cuh); the layouts must match.
+// Host mirror of pl::Args (include/pipelink/device.cuh), sized from the same limits.h.
 struct alignas(64) HostArgs {
-  CUtensorMap tmap[4];
-  unsigned long long word[24];
+  CUtensorMap tmap[pl::kArgTensorMaps];
+  unsigned long long word[pl::kArgWords];
 };
 static_assert(sizeof(CUtensorMap) == 128, "CUtensorMap is 128 bytes");
 static_assert(sizeof(HostArgs) == 768 && offsetof(HostArgs, word) == 512, "HostArgs must match pl::Args");

@@ -4,6 +4,8 @@
 // components as an immediate. (A namespace-scope `const` without `extern` would have internal
 // linkage and leave the components' references unresolved.)
 #include "pipelink/device.cuh"
+// The slot tables below are laid out for these capacities (pipelink/limits.h as the linker saw it).
+static_assert(pl::kMaxSmem == 8 && pl::kMaxBarriers == 4 && pl::kMaxMbarriers == 8 && pl::kMaxPorts == 4 && pl::kMaxTensors == 4 && pl::kMaxParams == 8 && pl::kArgTensorMaps == 4 && pl::kArgWords == 24, "pipelink/device.cuh is not the linker's version: relink with matching headers");
 
 // ---- facts ----
 extern "C" __device__ const unsigned pl_fact_stages = 4;  // provided by tma_loader
