@@ -4,6 +4,7 @@
 //
 // A pass runs only if the ones before it reported no error, except that check and allocate run
 // together so one link reports all of its contract and resource errors at once.
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -19,8 +20,25 @@
 
 namespace pipelink {
 
+// The environment variable PIPELINK_INCLUDE_DIR wins. Otherwise an installed PipeLink finds
+// pipelink/device.cuh relative to the binary holding this code (the CLI, libpipelink_c.so, or a
+// program linking libpipelink.a): <dir>/../include (<prefix>/bin -> <prefix>/include) or
+// <dir>/include (the Python package's copy). The compile-time source-tree path is the fallback.
 std::string default_include_dir() {
   if (const char* e = std::getenv("PIPELINK_INCLUDE_DIR")) return e;
+  namespace fs = std::filesystem;
+  std::vector<fs::path> modules;
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&default_include_dir), &info) && info.dli_fname && info.dli_fname[0])
+    modules.emplace_back(info.dli_fname);  // the main program's entry is argv[0]: /proc/self/exe covers it
+  modules.emplace_back("/proc/self/exe");
+  for (const fs::path& m : modules) {
+    std::error_code ec;
+    fs::path dir = fs::canonical(m, ec).parent_path();
+    if (ec) continue;
+    for (const fs::path& inc : {dir.parent_path() / "include", dir / "include"})
+      if (fs::is_regular_file(inc / "pipelink" / "device.cuh", ec)) return inc.string();
+  }
   return PIPELINK_INCLUDE_DIR;
 }
 

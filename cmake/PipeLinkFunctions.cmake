@@ -1,0 +1,319 @@
+# PipeLinkFunctions.cmake — build PipeLink components and link them, from any CMake project.
+#
+# Included by the installed PipeLinkConfig.cmake (after find_package(PipeLink)) and by PipeLink's
+# own build tree (examples/, tests/). Whoever includes it sets, before including:
+#   PIPELINK_INCLUDE_DIR          directory holding pipelink/device.cuh
+#   PIPELINK_EXECUTABLE           the pipelink CLI (a path, or $<TARGET_FILE:...>)
+#   PIPELINK_EXECUTABLE_DEPENDS   what commands that run the CLI depend on (a target or the file)
+# and CUDAToolkit must have been found (nvcc: CUDAToolkit_NVCC_EXECUTABLE).
+#
+# pipelink_add_component(NAME <name> CONTRACT <contract.toml>
+#                        SOURCES <component.cu> [<header>...] | OBJECT_OF <other component>
+#                        [NVRTC] [DEFINES <NAME[=V]>...] [OUTPUT_NAME <object>]
+#                        [OUTPUT_DIRECTORY <dir>] [INCLUDE_DIRECTORIES <dir>...] [DEPENDS <file>...]
+#                        [ARCH sm_90a])
+#   Compiles the one .cu among SOURCES (the other SOURCES and DEPENDS are dependencies only):
+#     default: nvcc -dc -std=c++17 -gencode arch=compute_90a,code=lto_90a -I<pipelink include>
+#     NVRTC:   pipelink compile (LTO-IR through NVRTC)
+#   into <OUTPUT_DIRECTORY>/<object> (default directory: the current binary directory), where
+#   <object> is the contract's [component] object key; OUTPUT_NAME, if given, must equal it (a
+#   mismatch is a configure error). Creates the custom target <name>.
+#   OBJECT_OF <other>: compiles nothing; <contract> describes <other>'s object (another contract
+#   for the same object, e.g. other facts), which must be the object the contract names.
+#
+# pipelink_link(TARGET <name> COMPONENTS <component>...
+#               [OUTPUT <cubin>] [MAP] [CONTROL] [SAVE_TEMPS] [CONNECT <PORT=PIPE>...]
+#               [DEFINES <NAME[=V]>...] [INCLUDE_DIRECTORIES <dir>...] [KERNEL_NAME <name>]
+#               [ARCH sm_90a] [EXCLUDE_FROM_ALL])
+#   Runs `pipelink link` over the components' contracts, in order (a component listed twice is
+#   instantiated twice), searching the components' output directories (-L). Writes OUTPUT
+#   (default <current binary dir>/<name>.cubin; relative paths are relative to it), with MAP also
+#   <base>.map, and with CONTROL also the monolithic control <base>_control.cubin (and
+#   <base>_control.map with MAP) through `pipelink link --control`. Creates the custom target
+#   <name> (built by `all` unless EXCLUDE_FROM_ALL) with the properties PIPELINK_CUBIN,
+#   PIPELINK_MAP, PIPELINK_CONTROL_CUBIN and PIPELINK_CONTROL_MAP (empty when not built).
+#   The link depends on the contracts and the components' objects only, so changing one
+#   component's source rebuilds that component and the link; the control, compiled from the
+#   sources, depends on every component's SOURCES and DEPENDS.
+include_guard(GLOBAL)
+
+foreach(_pl_v PIPELINK_INCLUDE_DIR PIPELINK_EXECUTABLE PIPELINK_EXECUTABLE_DEPENDS)
+  if(NOT DEFINED ${_pl_v})
+    message(FATAL_ERROR "PipeLinkFunctions.cmake: ${_pl_v} is not set (use find_package(PipeLink))")
+  endif()
+  set_property(GLOBAL PROPERTY _${_pl_v} "${${_pl_v}}")
+endforeach()
+
+# The object named by the [component] table's `object` key of a contract, or "" if none.
+function(_pipelink_contract_object contract out_var)
+  file(STRINGS "${contract}" _lines REGEX "^[ \t]*(\\[|object[ \t]*=)")
+  set(_table "")
+  set(_object "")
+  foreach(_line IN LISTS _lines)
+    if(_line MATCHES "^[ \t]*\\[+([^]]*)\\]")
+      string(STRIP "${CMAKE_MATCH_1}" _table)
+    elseif(_table STREQUAL "component" AND _line MATCHES "^[ \t]*object[ \t]*=[ \t]*[\"']([^\"']*)[\"']")
+      set(_object "${CMAKE_MATCH_1}")
+    endif()
+  endforeach()
+  set(${out_var} "${_object}" PARENT_SCOPE)
+endfunction()
+
+function(_pipelink_arch arch out_var)
+  if(NOT arch MATCHES "^sm_([0-9]+a?)$")
+    message(FATAL_ERROR "PipeLink: ARCH must look like sm_90a, got '${arch}'")
+  endif()
+  set(${out_var} "${CMAKE_MATCH_1}" PARENT_SCOPE)
+endfunction()
+
+function(pipelink_add_component)
+  cmake_parse_arguments(PARSE_ARGV 0 A "NVRTC"
+    "NAME;CONTRACT;OUTPUT_NAME;OUTPUT_DIRECTORY;OBJECT_OF;ARCH"
+    "SOURCES;DEFINES;INCLUDE_DIRECTORIES;DEPENDS")
+  if(A_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "pipelink_add_component: unknown arguments: ${A_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT A_NAME OR NOT A_CONTRACT)
+    message(FATAL_ERROR "pipelink_add_component: NAME and CONTRACT are required")
+  endif()
+  get_filename_component(contract "${A_CONTRACT}" ABSOLUTE)
+  if(NOT EXISTS "${contract}")
+    message(FATAL_ERROR "pipelink_add_component(${A_NAME}): contract ${contract} does not exist")
+  endif()
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${contract}")  # re-read its object key
+  _pipelink_contract_object("${contract}" object)
+  if(A_OUTPUT_NAME AND object AND NOT A_OUTPUT_NAME STREQUAL object)
+    message(FATAL_ERROR "pipelink_add_component(${A_NAME}): OUTPUT_NAME '${A_OUTPUT_NAME}' differs from "
+                        "the object '${object}' that ${contract} names; the linker looks for '${object}'")
+  endif()
+  if(NOT object)
+    if(NOT A_OUTPUT_NAME)
+      message(FATAL_ERROR "pipelink_add_component(${A_NAME}): ${contract} has no [component] object key; give OUTPUT_NAME")
+    endif()
+    set(object "${A_OUTPUT_NAME}")
+  endif()
+
+  if(A_OBJECT_OF)
+    if(A_SOURCES OR A_NVRTC OR A_DEFINES OR A_OUTPUT_DIRECTORY OR A_INCLUDE_DIRECTORIES)
+      message(FATAL_ERROR "pipelink_add_component(${A_NAME}): OBJECT_OF takes no SOURCES, NVRTC, DEFINES, "
+                          "INCLUDE_DIRECTORIES or OUTPUT_DIRECTORY (it compiles nothing)")
+    endif()
+    if(NOT TARGET "${A_OBJECT_OF}")
+      message(FATAL_ERROR "pipelink_add_component(${A_NAME}): OBJECT_OF ${A_OBJECT_OF}: no such component")
+    endif()
+    get_target_property(other_object ${A_OBJECT_OF} PIPELINK_OBJECT)
+    if(NOT other_object)
+      message(FATAL_ERROR "pipelink_add_component(${A_NAME}): ${A_OBJECT_OF} is not a PipeLink component")
+    endif()
+    get_filename_component(other_name "${other_object}" NAME)
+    if(NOT other_name STREQUAL object)
+      message(FATAL_ERROR "pipelink_add_component(${A_NAME}): ${contract} names object '${object}', "
+                          "but ${A_OBJECT_OF} builds '${other_name}'")
+    endif()
+    get_target_property(sources ${A_OBJECT_OF} PIPELINK_SOURCES)
+    add_custom_target(${A_NAME} DEPENDS ${A_OBJECT_OF})
+    set_target_properties(${A_NAME} PROPERTIES PIPELINK_OBJECT "${other_object}" PIPELINK_CONTRACT "${contract}"
+                          PIPELINK_SOURCES "${sources}" PIPELINK_BUILD_TARGET ${A_OBJECT_OF})
+    return()
+  endif()
+
+  get_property(inc GLOBAL PROPERTY _PIPELINK_INCLUDE_DIR)
+  get_property(cli GLOBAL PROPERTY _PIPELINK_EXECUTABLE)
+  get_property(cli_dep GLOBAL PROPERTY _PIPELINK_EXECUTABLE_DEPENDS)
+  set(cu "")
+  set(sources "")
+  foreach(s IN LISTS A_SOURCES)
+    get_filename_component(s "${s}" ABSOLUTE)
+    list(APPEND sources "${s}")
+    if(s MATCHES "\\.cu$")
+      if(cu)
+        message(FATAL_ERROR "pipelink_add_component(${A_NAME}): one .cu per component (${cu}, ${s})")
+      endif()
+      set(cu "${s}")
+    endif()
+  endforeach()
+  if(NOT cu)
+    message(FATAL_ERROR "pipelink_add_component(${A_NAME}): SOURCES must hold the component's .cu")
+  endif()
+  foreach(d IN LISTS A_DEPENDS)
+    get_filename_component(d "${d}" ABSOLUTE)
+    list(APPEND sources "${d}")
+  endforeach()
+  set(dir "${A_OUTPUT_DIRECTORY}")
+  if(NOT dir)
+    set(dir "${CMAKE_CURRENT_BINARY_DIR}")
+  endif()
+  get_filename_component(dir "${dir}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
+  file(MAKE_DIRECTORY "${dir}")
+  set(out "${dir}/${object}")
+  if(NOT A_ARCH)
+    set(A_ARCH sm_90a)
+  endif()
+  _pipelink_arch(${A_ARCH} sm)
+
+  set(defs "")
+  foreach(d IN LISTS A_DEFINES)
+    string(REGEX REPLACE "^-D" "" d "${d}")
+    list(APPEND defs "${d}")
+  endforeach()
+  if(A_NVRTC)
+    set(flags "")
+    foreach(i IN LISTS A_INCLUDE_DIRECTORIES)
+      get_filename_component(i "${i}" ABSOLUTE)
+      list(APPEND flags -I "${i}")
+    endforeach()
+    foreach(d IN LISTS defs)
+      list(APPEND flags -D "${d}")
+    endforeach()
+    add_custom_command(OUTPUT "${out}"
+      COMMAND ${cli} compile "${cu}" -o "${out}" -arch=${A_ARCH} ${flags}
+      DEPENDS ${cli_dep} ${sources} "${inc}/pipelink/device.cuh"
+      COMMENT "pipelink compile (NVRTC) ${A_NAME}: ${object}"
+      VERBATIM)
+  else()
+    if(NOT CUDAToolkit_NVCC_EXECUTABLE)
+      find_package(CUDAToolkit REQUIRED)
+    endif()
+    set(flags "-I${inc}")
+    foreach(i IN LISTS A_INCLUDE_DIRECTORIES)
+      get_filename_component(i "${i}" ABSOLUTE)
+      list(APPEND flags "-I${i}")
+    endforeach()
+    foreach(d IN LISTS defs)
+      list(APPEND flags "-D${d}")
+    endforeach()
+    add_custom_command(OUTPUT "${out}"
+      COMMAND "${CUDAToolkit_NVCC_EXECUTABLE}" -dc -std=c++17 -gencode arch=compute_${sm},code=lto_${sm}
+              ${flags} "${cu}" -o "${out}"
+      DEPENDS ${sources} "${inc}/pipelink/device.cuh"
+      COMMENT "nvcc (component) ${A_NAME}: ${object}"
+      VERBATIM)
+  endif()
+  add_custom_target(${A_NAME} DEPENDS "${out}")
+  set_target_properties(${A_NAME} PROPERTIES PIPELINK_OBJECT "${out}" PIPELINK_CONTRACT "${contract}"
+                        PIPELINK_SOURCES "${sources}" PIPELINK_BUILD_TARGET ${A_NAME})
+endfunction()
+
+function(pipelink_link)
+  cmake_parse_arguments(PARSE_ARGV 0 A "CONTROL;MAP;SAVE_TEMPS;EXCLUDE_FROM_ALL"
+    "TARGET;OUTPUT;KERNEL_NAME;ARCH"
+    "COMPONENTS;CONNECT;DEFINES;INCLUDE_DIRECTORIES")
+  if(A_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "pipelink_link: unknown arguments: ${A_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT A_TARGET OR NOT A_COMPONENTS)
+    message(FATAL_ERROR "pipelink_link: TARGET and COMPONENTS are required")
+  endif()
+  get_property(cli GLOBAL PROPERTY _PIPELINK_EXECUTABLE)
+  get_property(cli_dep GLOBAL PROPERTY _PIPELINK_EXECUTABLE_DEPENDS)
+  get_property(inc GLOBAL PROPERTY _PIPELINK_INCLUDE_DIR)
+
+  set(contracts "")      # in order, repeats kept: one instance each
+  set(objects "")
+  set(lib_dirs "")
+  set(sources "")
+  set(comp_targets "")
+  foreach(c IN LISTS A_COMPONENTS)
+    if(NOT TARGET "${c}")
+      message(FATAL_ERROR "pipelink_link(${A_TARGET}): ${c} is not a component (pipelink_add_component)")
+    endif()
+    get_target_property(obj ${c} PIPELINK_OBJECT)
+    if(NOT obj)
+      message(FATAL_ERROR "pipelink_link(${A_TARGET}): ${c} is not a PipeLink component")
+    endif()
+    get_target_property(contract ${c} PIPELINK_CONTRACT)
+    get_target_property(srcs ${c} PIPELINK_SOURCES)
+    get_target_property(build_target ${c} PIPELINK_BUILD_TARGET)
+    get_filename_component(obj_dir "${obj}" DIRECTORY)
+    list(APPEND contracts "${contract}")
+    list(APPEND objects "${obj}")
+    list(APPEND lib_dirs "${obj_dir}")
+    list(APPEND sources ${srcs})
+    list(APPEND comp_targets ${build_target})
+  endforeach()
+  list(REMOVE_DUPLICATES objects)
+  list(REMOVE_DUPLICATES lib_dirs)
+  list(REMOVE_DUPLICATES sources)
+  list(REMOVE_DUPLICATES comp_targets)
+  set(unique_contracts ${contracts})
+  list(REMOVE_DUPLICATES unique_contracts)
+
+  set(out "${A_OUTPUT}")
+  if(NOT out)
+    set(out "${A_TARGET}.cubin")
+  endif()
+  get_filename_component(out "${out}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
+  get_filename_component(out_dir "${out}" DIRECTORY)
+  file(MAKE_DIRECTORY "${out_dir}")
+  string(REGEX REPLACE "\\.cubin$" "" base "${out}")
+
+  set(common "")
+  if(A_ARCH)
+    _pipelink_arch(${A_ARCH} sm)
+    list(APPEND common -arch=${A_ARCH})
+  endif()
+  foreach(c IN LISTS A_CONNECT)
+    list(APPEND common --connect "${c}")
+  endforeach()
+  foreach(d IN LISTS A_DEFINES)
+    string(REGEX REPLACE "^-D" "" d "${d}")
+    list(APPEND common -D "${d}")
+  endforeach()
+  foreach(i IN LISTS A_INCLUDE_DIRECTORIES)
+    get_filename_component(i "${i}" ABSOLUTE)
+    list(APPEND common -I "${i}")
+  endforeach()
+  if(A_KERNEL_NAME)
+    list(APPEND common --kernel-name "${A_KERNEL_NAME}")
+  endif()
+
+  set(link_flags "")
+  foreach(d IN LISTS lib_dirs)
+    list(APPEND link_flags -L "${d}")
+  endforeach()
+  set(outputs "${out}")
+  set(map "")
+  if(A_MAP)
+    set(map "${base}.map")
+    list(APPEND outputs "${map}")
+    list(APPEND link_flags --map "${map}")
+  endif()
+  if(A_SAVE_TEMPS)
+    list(APPEND link_flags --save-temps)
+  endif()
+  get_filename_component(name "${out}" NAME)
+  add_custom_command(OUTPUT ${outputs}
+    COMMAND ${cli} link ${contracts} ${common} ${link_flags} -o "${out}"
+    DEPENDS ${cli_dep} ${unique_contracts} ${objects} ${comp_targets}
+    COMMENT "pipelink link: ${name}"
+    VERBATIM)
+  set(all_outputs ${outputs})
+
+  set(control "")
+  set(control_map "")
+  if(A_CONTROL)
+    set(control "${base}_control.cubin")
+    set(control_outputs "${control}")
+    set(control_flags "")
+    if(A_MAP)
+      set(control_map "${base}_control.map")
+      list(APPEND control_outputs "${control_map}")
+      set(control_flags --map "${control_map}")
+    endif()
+    get_filename_component(name "${control}" NAME)
+    add_custom_command(OUTPUT ${control_outputs}
+      COMMAND ${cli} link --control ${contracts} ${common} -o "${control}" ${control_flags}
+      DEPENDS ${cli_dep} ${unique_contracts} ${sources} "${inc}/pipelink/device.cuh"
+      COMMENT "pipelink link --control: ${name} (monolithic control)"
+      VERBATIM)
+    list(APPEND all_outputs ${control_outputs})
+  endif()
+
+  set(all ALL)
+  if(A_EXCLUDE_FROM_ALL)
+    set(all "")
+  endif()
+  add_custom_target(${A_TARGET} ${all} DEPENDS ${all_outputs})
+  set_target_properties(${A_TARGET} PROPERTIES PIPELINK_CUBIN "${out}" PIPELINK_MAP "${map}"
+                        PIPELINK_CONTROL_CUBIN "${control}" PIPELINK_CONTROL_MAP "${control_map}")
+endfunction()
