@@ -167,7 +167,7 @@ function(pipelink_add_component)
     endforeach()
     add_custom_command(OUTPUT "${out}"
       COMMAND ${cli} compile "${cu}" -o "${out}" -arch=${A_ARCH} ${flags}
-      DEPENDS ${cli_dep} ${sources} "${inc}/pipelink/device.cuh"
+      DEPENDS ${cli_dep} ${sources} "${inc}/pipelink/device.cuh" "${inc}/pipelink/limits.h"
       COMMENT "pipelink compile (NVRTC) ${A_NAME}: ${object}"
       VERBATIM)
   else()
@@ -185,7 +185,7 @@ function(pipelink_add_component)
     add_custom_command(OUTPUT "${out}"
       COMMAND "${CUDAToolkit_NVCC_EXECUTABLE}" -dc -std=c++17 -gencode arch=compute_${sm},code=lto_${sm}
               ${flags} "${cu}" -o "${out}"
-      DEPENDS ${sources} "${inc}/pipelink/device.cuh"
+      DEPENDS ${sources} "${inc}/pipelink/device.cuh" "${inc}/pipelink/limits.h"
       COMMENT "nvcc (component) ${A_NAME}: ${object}"
       VERBATIM)
   endif()
