@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <regex>
 
 #include "context.h"
 
@@ -160,6 +161,21 @@ LinkResult link_passes(const LinkOptions& options, Diagnostics& diags) {
   }
   timed(ctx, "compile and link", [&] { compile_link(ctx); });
   if (diags.has_errors()) return {};
+  {
+    // What ptxas actually did (the register-cap line above is the launch bound PipeLink set).
+    std::smatch m;
+    static const std::regex used(R"(Used (\d+) registers(?:, used (\d+) barriers)?)");
+    static const std::regex spill(R"((\d+) bytes spill stores, (\d+) bytes spill loads)");
+    const std::string& log = ctx.result.toolchain_log;
+    if (std::regex_search(log, m, used)) {
+      ctx.result.map += "\n== ptxas  (the linked kernel as assembled)\n  registers " + m[1].str() + " per thread (cap " +
+                        std::to_string(ctx.entry_registers) + ")";
+      if (m[2].matched) ctx.result.map += ", barriers " + m[2].str() + " (ptxas count, id 0 included)";
+      std::smatch sp;
+      if (std::regex_search(log, sp, spill)) ctx.result.map += ", spill stores " + sp[1].str() + " B, loads " + sp[2].str() + " B";
+      ctx.result.map += "\n";
+    }
+  }
   if (!ctx.conformance.empty()) {
     ctx.result.map += "\n== conformance  (records and code read from each component's object)\n";
     for (const std::string& line : ctx.conformance) ctx.result.map += "  " + line + "\n";
