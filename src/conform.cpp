@@ -15,13 +15,15 @@
 //      barrier id that is a constant; setmaxnreg (register budgets belong to the generated entry);
 //      static __shared__ memory (the allocator cannot place it: use an [[smem]] region); cluster or
 //      distributed-shared-memory instructions (PipeLink links one-block kernels); exit or trap
-//      outside a PL_CHECKED build.
+//      outside a PL_CHECKED build;
+//   3. that every object was built as the link is, with or without PL_CHECKED (pl::BuildRecord).
 // PTX component inputs are read as they are. A cubin input has no readable records and is refused.
 //
 // Does not: run for the monolithic control (it compiles the same sources); see what the code does
 // with a value at run time (a barrier id computed from a slot plus a constant passes); write files.
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <regex>
 #include <set>
@@ -382,6 +384,32 @@ void conform(LinkContext& ctx, const std::vector<Input>& inputs) {
     ctx.conformance.push_back(line);
   };
 
+  // Checked and unchecked objects do not mix (pl::BuildRecord in device.cuh).
+  auto check_builds = [&](const std::vector<Record>& recs) {
+    const bool checked = checked_build(ctx.opt);
+    std::set<std::string> reported;
+    for (const Record& r : recs) {
+      if (r.kind != "build" || (r.value != 0) == checked || !reported.insert(r.key).second) continue;
+      const Contract* owner = nullptr;
+      for (const auto& c : ctx.contracts) {
+        const std::string base = std::filesystem::path(c->source).filename().string();
+        if (!base.empty() && r.key.size() >= base.size() && r.key.compare(r.key.size() - base.size(), base.size(), base) == 0)
+          owner = c.get();
+      }
+      Diagnostic& d = ctx.diags.error(
+          "records", std::string("an object built from '") + r.key + "'" + (owner ? " (component '" + owner->name + "')" : "") +
+                         " was compiled " + (r.value ? "with" : "without") + " -D PL_CHECKED, but the link is " +
+                         (checked ? "checked" : "not checked"),
+          owner ? owner->loc : SourceLoc{});
+      d.notes.push_back("nvJitLink keeps one copy of the helpers every object shares (pl::mbar_wait), so a mixed link would "
+                        "check every pipe wait or none, depending on input order: build all objects and the link alike");
+    }
+  };
+  for (const auto& [c, in] : ptx_components) {
+    std::string text(in->bytes.begin(), in->bytes.end());
+    while (!text.empty() && text.back() == '\0') text.pop_back();
+    check_builds(read_records(text));
+  }
   for (const auto& [c, in] : ptx_components) {
     std::string text(in->bytes.begin(), in->bytes.end());
     while (!text.empty() && text.back() == '\0') text.pop_back();
@@ -410,6 +438,7 @@ void conform(LinkContext& ctx, const std::vector<Input>& inputs) {
   if (!jit(pc, {"-arch=" + ctx.target.arch, "-lto", "-ptx"}, pin, true, out, info)) return;
   const std::string ptx(out.begin(), out.end());
   ctx.result.probe_ptx = ptx;
+  check_builds(read_records(ptx));
   for (size_t i = 0; i < probe_components.size(); ++i)
     check_component(*probe_components[i].first, probe_components[i].second->path, ptx, "pl_probe_" + std::to_string(i));
 }

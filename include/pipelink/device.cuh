@@ -283,7 +283,28 @@ struct Record {
   long long value;
 };
 enum : long long { arrive_one = 0, arrive_warp = 1, arrive_thread = 2 };
+// Every translation unit that includes this header records how it was built: kind "build", scope
+// "*", key = the last 63 characters of its main source file's name, value 1 in a PL_CHECKED
+// build. nvJitLink keeps one copy of the inline helpers every object shares (pl::mbar_wait...), so
+// a link that mixes checked and unchecked objects would silently check all waits or none; the
+// linker refuses the mix instead. Same layout as Record.
+struct BuildRecord {
+  char magic[8], kind[16], scope[64], key[64];
+  long long value;
+  constexpr BuildRecord(const char* file, long long checked)
+      : magic{'P', 'L', 'R', 'E', 'C', '1'}, kind{'b', 'u', 'i', 'l', 'd'}, scope{'*'}, key{}, value(checked) {
+    unsigned n = 0;
+    while (file[n]) ++n;
+    const unsigned start = n > 63 ? n - 63 : 0;
+    for (unsigned i = start; i < n; ++i) key[i - start] = file[i];
+  }
+};
 }  // namespace pl
+#ifdef PL_CHECKED
+static __device__ __attribute__((used)) const ::pl::BuildRecord pl_record_build(__BASE_FILE__, 1);
+#else
+static __device__ __attribute__((used)) const ::pl::BuildRecord pl_record_build(__BASE_FILE__, 0);
+#endif
 // One record per (kind, entry, key): the variable's name is built from them, so declaring the
 // same thing twice in one source is a compile error.
 #define PL_RECORD_(var, kind, entry, key, value) \
