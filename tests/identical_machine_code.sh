@@ -4,7 +4,7 @@
 set -u
 B=$1
 fail=0 n=0
-for control in "$B"/examples/*/*_control.cubin; do
+for control in "$B"/examples/*/*_control.cubin "$B"/tests/transfer/*_control.cubin; do
   linked=${control%_control.cubin}.cubin
   [ -f "$linked" ] || continue
   a=$(readelf -x .text.pipelink_kernel "$linked" 2>/dev/null | md5sum)

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Copies what bench_lvc needs out of a build directory into one self-contained folder:
+#   DEST/bench_lvc, DEST/lvc_util.cubin, DEST/routing.cubin,
+#   DEST/k/{gemm,qwen_mlp,moe,transfer}/<kernel>{,_control}.{cubin,map}
+# Usage: bash bench/linked_vs_control/stage.sh BUILD_DIR DEST
+set -euo pipefail
+B=$1 D=$2
+mkdir -p "$D/k/gemm" "$D/k/qwen_mlp" "$D/k/moe" "$D/k/transfer"
+cp "$B/bench/bench_lvc" "$B/bench/lvc_util.cubin" "$B/examples/moe/routing.cubin" "$D/"
+n=0
+for pair in gemm/gemm qwen_mlp/fused qwen_mlp/fused_medium qwen_mlp/fused_narrow qwen_mlp/fused_small qwen_mlp/gemm \
+            qwen_mlp/gemm_medium qwen_mlp/gemm_narrow qwen_mlp/gemm_small moe/gate_up moe/down transfer/transfer; do
+  src=$B/examples/$pair
+  [ "${pair%%/*}" = transfer ] && src=$B/tests/$pair
+  for s in "" _control; do
+    for e in cubin map; do cp "$src$s.$e" "$D/k/$pair$s.$e"; done
+  done
+  n=$((n + 1))
+done
+echo "stage: $n linked/control pairs in $D/k"
