@@ -362,9 +362,27 @@ void conform(LinkContext& ctx, const std::vector<Input>& inputs) {
     if (in.kind != InputKind::Ptx && in.kind != InputKind::Cubin) probe_inputs.push_back(in);
   }
 
+  // Functions the PTX calls but nothing defines: a contract's entry among them is misspelled
+  // or missing from the object, and nothing else about that component can be checked.
+  auto undefined_functions = [](const std::string& ptx) {
+    static const std::regex ext(R"(\.extern\s+\.func\s+(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*))");
+    std::set<std::string> out;
+    for (std::sregex_iterator it(ptx.begin(), ptx.end(), ext), end; it != end; ++it) out.insert((*it)[1].str());
+    return out;
+  };
   auto check_component = [&](const Contract& c, const std::string& object, const std::string& ptx, const std::string& root) {
     const int errors_before = ctx.diags.error_count();
     std::vector<Record> recs = read_records(ptx);
+    if (undefined_functions(ptx).count(c.entry)) {
+      Diagnostic& d = ctx.diags.error("entry", "component '" + c.name + "': entry '" + c.entry + "' is not defined by object '" +
+                                                   object + "' (nor by any other input)", c.loc);
+      std::set<std::string> scopes;
+      for (const Record& r : recs)
+        if (r.scope != "*" && r.scope != c.entry) scopes.insert(r.scope);
+      for (const std::string& sc : scopes) d.notes.push_back("the objects declare records for entry '" + sc + "'");
+      ctx.conformance.push_back(printable(c.name) + ": entry not defined");
+      return;
+    }
     check_records(ctx, c, object, recs);
     std::map<std::string, int> kinds;
     for (const Record& r : recs)
