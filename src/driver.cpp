@@ -145,22 +145,34 @@ LinkResult link_passes(const LinkOptions& options, Diagnostics& diags) {
   }
   check_output_paths(options, inputs, diags);
   if (diags.has_errors()) return {};
+  // Holds from here: every contract parsed with exact types, every name non-empty and every
+  // identifier usable in C++; ctx.instances lists one instance per input occurrence, in order;
+  // no output path names an input.
   timed(ctx, "resolve facts", [&] { resolve_facts(ctx); });
   if (diags.has_errors()) return {};
+  // Holds from here: every fact has one value and one provider, every constraint and type agrees,
+  // and every Quantity that names only facts has its value.
   timed(ctx, "check", [&] { check(ctx); });
   // Allocation still runs after check errors that leave the model consistent, so resource
   // overflows are reported together with contract disagreements.
   timed(ctx, "allocate", [&] { allocate(ctx); });
   if (diags.has_errors()) return {};
+  // Holds from here: the contracts agree with each other and fit the target; every pipe has its
+  // producers, consumers, ring, barriers and arrival counts; every instance has its warps,
+  // registers, shared-memory offsets, barrier ids and parameter slots, within the binding
+  // table's capacities (limits.h). Nothing below changes an allocation.
   ctx.result.map = render_map(ctx);
   timed(ctx, "generate", [&] { generate(ctx); });
   if (diags.has_errors()) return {};
+  // Holds from here: ctx.result.generated_source is the whole connection unit.
   if (options.check_only) {
     ctx.result.ok = true;
     return ctx.result;
   }
   timed(ctx, "compile and link", [&] { compile_link(ctx); });
   if (diags.has_errors()) return {};
+  // Holds from here: every object agreed with its contract (records, conformance), no binding is
+  // undefined, and ctx.result.cubin is the linked kernel.
   {
     // What ptxas actually did (the register-cap line above is the launch bound PipeLink set).
     std::smatch m;
