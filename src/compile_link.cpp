@@ -86,7 +86,7 @@ std::vector<char> compile_to_ltoir(LinkContext& ctx, const std::string& source, 
   Timer t{ctx, "nvrtc"};
   nvrtcProgram prog;
   if (nvrtcCreateProgram(&prog, source.c_str(), name.c_str(), 0, nullptr, nullptr) != NVRTC_SUCCESS) {
-    ctx.diags.error("toolchain", "nvrtcCreateProgram failed");
+    ctx.diags.error("toolchain", "nvrtcCreateProgram failed" + (toolchain_error().empty() ? std::string() : ": " + toolchain_error()));
     return {};
   }
   std::vector<std::string> opts = common_options(ctx);
@@ -119,7 +119,8 @@ bool jit(LinkContext& ctx, const std::vector<std::string>& options, const std::v
   for (const auto& s : options) cs.push_back(s.c_str());
   nvJitLinkHandle h;
   if (nvJitLinkCreate(&h, static_cast<uint32_t>(cs.size()), cs.data()) != NVJITLINK_SUCCESS) {
-    ctx.diags.error("toolchain", "nvJitLinkCreate rejected the options");
+    ctx.diags.error("toolchain", toolchain_error().empty() ? std::string("nvJitLinkCreate rejected the options")
+                                                           : "nvJitLink is unavailable: " + toolchain_error());
     return false;
   }
   bool ok = true;

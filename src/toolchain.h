@@ -24,6 +24,9 @@ std::vector<char> compile_to_ltoir(LinkContext& ctx, const std::string& source, 
 bool jit(LinkContext& ctx, const std::vector<std::string>& options, const std::vector<Input>& inputs, bool want_ptx,
          std::vector<char>& out, std::string& info);
 
+// Why NVRTC or nvJitLink could not be loaded (toolchain_dl.cpp), "" when they were.
+std::string toolchain_error();
+
 // The conform pass (conform.cpp): every component object checked against its contract.
 void conform(LinkContext& ctx, const std::vector<Input>& inputs);
 
