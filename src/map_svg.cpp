@@ -127,14 +127,15 @@ struct Svg {
   void text(double x, double y, const std::string& s, double size, const char* anchor = "start", bool bold = false,
             const char* fill = "#1a1a1a", double max_width = 0) {
     // Leading spaces indent (SVG collapses them): the text moves right by their width.
+    const bool bounded = max_width > 0;
     size_t indent = 0;
     while (indent < s.size() && s[indent] == ' ') ++indent;
     if (indent && std::string(anchor) == "start") {
       x += indent * size * kAdvance;
-      max_width -= max_width > 0 ? indent * size * kAdvance : 0;
+      max_width -= indent * size * kAdvance;
     }
     const std::string body = s.substr(indent);
-    const std::string d = max_width > 0 ? fit(body, max_width, size) : displayable(body);
+    const std::string d = bounded ? fit(body, std::max(0.0, max_width), size) : displayable(body);
     if (d.empty()) return;
     o << "<text x=\"" << num(x) << "\" y=\"" << num(y) << "\" font-size=\"" << num(size) << "\"";
     if (std::string(anchor) != "start") o << " text-anchor=\"" << anchor << "\"";
@@ -164,6 +165,12 @@ std::string live_label(const std::vector<std::string>& live) {
   std::string s;
   for (size_t i = 0; i < live.size(); ++i) s += (i ? "+" : "") + live[i];
   return live.empty() ? "always" : s;
+}
+
+std::string warps_label(const Instance& in) {
+  if (in.warps == 0) return "no warps";
+  if (in.warps == 1) return "warp " + std::to_string(in.warp_base);
+  return "warps " + std::to_string(in.warp_base) + "-" + std::to_string(in.warp_base + in.warps - 1);
 }
 
 std::string plural(int64_t n, const char* word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
@@ -406,8 +413,7 @@ std::string render_map_svg(const LinkContext& ctx) {
     };
     for (int i : wg.instances) {
       const Instance& in = ctx.instances[i];
-      const std::string warps = in.warps == 1 ? "warp " + std::to_string(in.warp_base)
-                                              : "warps " + std::to_string(in.warp_base) + "-" + std::to_string(in.warp_base + in.warps - 1);
+      const std::string warps = warps_label(in);
       std::string l2 = warps + "  " + in.contract->owner;
       if (in.registers) l2 += "  asks " + std::to_string(in.registers) + " regs";
       span_box(in.warp_base, in.warps, in.name + " (" + in.contract->owner + "): " + warps, in.name, l2, fill_of(in.name), false);
@@ -429,8 +435,7 @@ std::string render_map_svg(const LinkContext& ctx) {
     struct Node { std::vector<std::string> lines; std::string title; const char* fill; bool dashed, pipe; double w = 0, h = 0, x = 0, y = 0; int layer = 0; };
     std::vector<Node> nodes;
     for (const Instance& in : ctx.instances) {
-      const std::string warps = in.warps == 1 ? "warp " + std::to_string(in.warp_base)
-                                              : "warps " + std::to_string(in.warp_base) + "-" + std::to_string(in.warp_base + in.warps - 1);
+      const std::string warps = warps_label(in);
       nodes.push_back({{in.name, in.contract->owner, warps}, in.name + " (" + in.contract->owner + ")", fill_of(in.name), false, false});
     }
     std::vector<int> transfer_node(ctx.pipes.size(), -1);
