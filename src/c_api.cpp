@@ -93,7 +93,7 @@ pl_result* run(const pl_options* o, Mode mode, const char* source) {
       else {
         r->link = pipelink::link(opt, diags);
         r->ok = r->link.ok;
-        if (r->ok && (!opt.output.empty() || !opt.map_path.empty() || opt.save_temps || opt.emit_ptx))
+        if (r->ok && (!opt.output.empty() || !opt.map_path.empty() || !opt.map_svg_path.empty() || opt.save_temps || opt.emit_ptx))
           r->ok = pipelink::write_outputs(opt, r->link, diags);
       }
     }
@@ -148,6 +148,7 @@ int pl_options_set(pl_options* o, const char* key, const char* value, char* err,
       opt.connect[v.substr(0, eq)] = v.substr(eq + 1);
     } else if (k == "output") opt.output = v;
     else if (k == "map") opt.map_path = v;
+    else if (k == "map_svg") opt.map_svg_path = v;
     else if (k == "arch") opt.arch = v;
     else if (k == "kernel_name") opt.kernel_name = v;
     else if (k == "control" || k == "save_temps" || k == "emit_ptx" || k == "verbose") {
@@ -189,6 +190,7 @@ const char* pl_result_get(const pl_result* r, const char* what, size_t* size) {
     return r->link.cubin.empty() ? "" : r->link.cubin.data();
   }
   if (w == "map") s = &r->link.map;
+  else if (w == "svg") s = &r->link.svg;
   else if (w == "ptx") s = &r->link.linked_ptx;
   else if (w == "generated_source") s = &r->link.generated_source;
   else if (w == "toolchain_log") s = &r->link.toolchain_log;

@@ -171,6 +171,8 @@ void allocate(LinkContext& ctx);
 void generate(LinkContext& ctx);
 void compile_link(LinkContext& ctx);
 std::string render_map(const LinkContext& ctx);
+// The map as a picture: a standalone SVG (map_svg.cpp), what --map-svg writes.
+std::string render_map_svg(const LinkContext& ctx);
 // The launch manifest (see manifest_hash in pipelink.h): what a host needs to launch the kernel.
 std::string render_manifest(const LinkContext& ctx);
 bool checked_build(const LinkOptions& opt);  // -D PL_CHECKED given

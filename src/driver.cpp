@@ -70,6 +70,7 @@ std::vector<std::pair<std::string, std::string>> output_paths(const LinkOptions&
   std::vector<std::pair<std::string, std::string>> out;  // (what, path)
   if (!opt.output.empty() && !opt.check_only) out.push_back({"-o", opt.output});
   if (!opt.map_path.empty()) out.push_back({"--map", opt.map_path});
+  if (!opt.map_svg_path.empty()) out.push_back({"--map-svg", opt.map_svg_path});
   if (!opt.check_only && (opt.save_temps || opt.emit_ptx)) {
     const std::string stem = opt.output.empty() ? std::string("pipelink") : opt.output;
     if (opt.save_temps) out.push_back({"--save-temps", stem + ".generated.cu"});
@@ -162,6 +163,7 @@ LinkResult link_passes(const LinkOptions& options, Diagnostics& diags) {
   // registers, shared-memory offsets, barrier ids and parameter slots, within the binding
   // table's capacities (limits.h). Nothing below changes an allocation.
   ctx.result.map = render_map(ctx);
+  ctx.result.svg = render_map_svg(ctx);
   timed(ctx, "generate", [&] { generate(ctx); });
   if (diags.has_errors()) return {};
   // Holds from here: ctx.result.generated_source is the whole connection unit.
@@ -240,6 +242,7 @@ bool write_outputs(const LinkOptions& opt, const LinkResult& r, Diagnostics& dia
   std::vector<OutputFile> files;
   if (!opt.output.empty() && !r.cubin.empty()) files.push_back({opt.output, r.cubin.data(), r.cubin.size()});
   if (!opt.map_path.empty()) files.push_back({opt.map_path, r.map.data(), r.map.size()});
+  if (!opt.map_svg_path.empty()) files.push_back({opt.map_svg_path, r.svg.data(), r.svg.size()});
   if (opt.save_temps || opt.emit_ptx) {
     std::string stem = opt.output.empty() ? std::string("pipelink") : opt.output;
     if (opt.save_temps) files.push_back({stem + ".generated.cu", r.generated_source.data(), r.generated_source.size()});

@@ -1,9 +1,9 @@
 // pipelink — the command-line driver. Thin: parses arguments into LinkOptions and calls the
 // library (include/pipelink/pipelink.h).
 //
-//   pipelink link  <contract.toml>... -o out.cubin [--map out.map] [-arch=sm_90a] [-L dir] [--connect PORT=PIPE]
+//   pipelink link  <contract.toml>... -o out.cubin [--map out.map] [--map-svg out.svg] [-arch=sm_90a] [-L dir] [--connect PORT=PIPE]
 //                  [--save-temps] [--emit-ptx] [--control] [--kernel-name NAME] [-I dir] [-D NAME[=V]] [-v]
-//   pipelink check <contract.toml>... [--map out.map] [-arch=sm_90a] [--connect PORT=PIPE]
+//   pipelink check <contract.toml>... [--map out.map] [--map-svg out.svg] [-arch=sm_90a] [--connect PORT=PIPE]
 //   pipelink compile <component.cu> -o out.ltoir [-arch=sm_90a] [-I dir] [-D NAME[=V]]
 //   pipelink --version | --help
 //
@@ -70,6 +70,7 @@ int run(int argc, char** argv) {
   link->add_option("inputs", opt.inputs, "component contracts (.toml); repeat one to instantiate it again")->required();
   link->add_option("-o", opt.output, "output cubin")->required();
   link->add_option("--map", opt.map_path, "write the link map");
+  link->add_option("--map-svg", opt.map_svg_path, "write the link map as a picture (SVG)");
   repeatable(link->add_option("-L", opt.library_dirs, "directory searched for component objects (repeatable)"));
   repeatable(link->add_option("--connect", connects, "PORT=PIPE: ports named PORT join pipe PIPE (repeatable)"));
   link->add_flag("--save-temps", opt.save_temps, "keep the generated source (<out>.generated.cu) and linked PTX");
@@ -78,9 +79,10 @@ int run(int argc, char** argv) {
   link->add_option("--kernel-name", opt.kernel_name, "name of the generated __global__ entry");
   common(link);
 
-  CLI::App* check = app.add_subcommand("check", "check and allocate only; write nothing but the map");
+  CLI::App* check = app.add_subcommand("check", "check and allocate only; write nothing but the map (text and/or SVG)");
   check->add_option("inputs", opt.inputs, "component contracts (.toml)")->required();
   check->add_option("--map", opt.map_path, "write the link map");
+  check->add_option("--map-svg", opt.map_svg_path, "write the link map as a picture (SVG)");
   repeatable(check->add_option("--connect", connects, "PORT=PIPE: ports named PORT join pipe PIPE (repeatable)"));
   common(check);
 

@@ -54,6 +54,7 @@ PL_C_EXPORT void pl_options_free(pl_options* o);
  *   connect      --connect PORT=PIPE                                              [list]
  *   output       -o: the cubin to write ("" writes none; the result holds it anyway)
  *   map          --map: the map to write
+ *   map_svg      --map-svg: the map as a picture (SVG) to write
  *   arch         -arch (default sm_90a)
  *   kernel_name  --kernel-name (default pipelink_kernel)
  *   control, save_temps, emit_ptx, verbose     "0" or "1"
@@ -75,6 +76,7 @@ PL_C_EXPORT unsigned pl_result_smem_bytes(const pl_result* r);
 /* One of the result's texts or blobs, by name, with its size in *size (if size is not NULL):
  *   cubin             the linked cubin (binary; empty for pl_check or a failed link)
  *   map               the link map (what --map writes)
+ *   svg               the map as a picture (what --map-svg writes)
  *   ptx               the linked PTX (with emit_ptx or save_temps)
  *   generated_source  the generated connection unit
  *   toolchain_log     ptxas / nvJitLink info log

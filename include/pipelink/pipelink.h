@@ -20,6 +20,7 @@ struct LinkOptions {
   std::vector<std::string> inputs;  // contract files; a contract listed twice is instantiated twice
   std::string output;               // -o
   std::string map_path;             // --map
+  std::string map_svg_path;         // --map-svg: the map as a picture (SVG)
   std::string arch = "sm_90a";      // -arch
   std::string kernel_name = "pipelink_kernel";
   std::vector<std::string> library_dirs;  // -L: searched for component objects after the contract's dir
@@ -42,6 +43,7 @@ struct LinkResult {
   std::string probe_ptx;          // the conform pass's probe link (slots not folded), for inspection
   std::vector<char> cubin;
   std::string map;                // text map (what --map writes)
+  std::string svg;                // the map as an SVG picture (what --map-svg writes)
   std::string toolchain_log;      // ptxas / nvJitLink info log
   unsigned threads = 0;
   unsigned smem_bytes = 0;
@@ -50,7 +52,7 @@ struct LinkResult {
 // Parses, checks, allocates, generates and (unless check_only) compiles and links.
 LinkResult link(const LinkOptions& options, Diagnostics& diags);
 
-// Writes the cubin, the map and (with save_temps) the generated source. Files are written to a
+// Writes the cubin, the map, the SVG map and (with save_temps) the generated source. Files are written to a
 // temporary name and renamed, so a failure leaves no partial output.
 bool write_outputs(const LinkOptions& options, const LinkResult& result, Diagnostics& diags);
 

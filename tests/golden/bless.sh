@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Rewrites the expectations (expect.txt, and expect.map where the case has one) of the named golden
+# Rewrites the expectations (expect.txt, and expect.map / expect.svg where the case has one) of the named golden
 # cases from what the linker does now. Review the diff before committing: a blessed case proves
 # only what its expectation says. Usage: tests/golden/bless.sh BUILD/pipelink CASE_DIR...
 set -u
@@ -14,6 +14,7 @@ for case_dir in "$@"; do
     "$bin" $args 2>"$scratch/stderr" >/dev/null
     sed "s#$scratch#@SCRATCH@#g" "$scratch/stderr" >expect.txt
     [ -f expect.map ] && [ -f "$scratch/out/out.map" ] && cp "$scratch/out/out.map" expect.map
+    [ -f expect.svg ] && [ -f "$scratch/out/out.svg" ] && cp "$scratch/out/out.svg" expect.svg
     rm -rf "$scratch"
     echo "blessed $(basename "$case_dir")"
   )

@@ -5,6 +5,8 @@
 #                 and @OUT@ to a scratch output directory
 #   expect.txt    the exact stderr (diagnostics)
 #   expect.map    (optional) the exact map written to @OUT@/out.map
+#   expect.svg    (optional) the exact SVG map written to @OUT@/out.svg (--map-svg), which must
+#                 also parse as XML (checked with python3 where it exists)
 #   expect.rc     (optional) the exit status; default 1 if expect.txt has "error:", else 0
 #   *.cu          (optional) component sources, compiled first with `pipelink compile`
 # On a failed link the case also checks that nothing was written to @OUT@.
@@ -30,6 +32,13 @@ if [ "$rc" != "$want_rc" ]; then echo "FAIL $name: exit status $rc, expected $wa
 if ! diff -u expect.txt "$scratch/stderr"; then echo "FAIL $name: diagnostics differ (above: - expected, + actual)"; fail=1; fi
 if [ -f expect.map ]; then
   if ! diff -u expect.map "$scratch/out/out.map"; then echo "FAIL $name: map differs"; fail=1; fi
+fi
+if [ -f expect.svg ]; then
+  if ! diff -u expect.svg "$scratch/out/out.svg"; then echo "FAIL $name: SVG map differs"; fail=1; fi
+  if command -v python3 >/dev/null && [ -f "$scratch/out/out.svg" ] &&
+     ! python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$scratch/out/out.svg"; then
+    echo "FAIL $name: the SVG map is not well-formed XML"; fail=1
+  fi
 fi
 if [ "$want_rc" != 0 ] && [ -n "$(ls -A "$scratch/out")" ]; then
   echo "FAIL $name: a failed link wrote files:"; ls "$scratch/out"; fail=1

@@ -1,0 +1,2 @@
+#include "pipelink/device.cuh"
+PL_COMPONENT(x_main) { (void)ctx; }
