@@ -5,6 +5,7 @@
 #                 and @OUT@ to a scratch output directory
 #   expect.txt    the exact stderr (diagnostics)
 #   expect.map    (optional) the exact map written to @OUT@/out.map
+#   expect.h      (optional) the exact header written to @OUT@/out.h (pipelink header)
 #   expect.rc     (optional) the exit status; default 1 if expect.txt has "error:", else 0
 #   *.cu          (optional) component sources, compiled first with `pipelink compile`
 # On a failed link the case also checks that nothing was written to @OUT@.
@@ -30,6 +31,9 @@ if [ "$rc" != "$want_rc" ]; then echo "FAIL $name: exit status $rc, expected $wa
 if ! diff -u expect.txt "$scratch/stderr"; then echo "FAIL $name: diagnostics differ (above: - expected, + actual)"; fail=1; fi
 if [ -f expect.map ]; then
   if ! diff -u expect.map "$scratch/out/out.map"; then echo "FAIL $name: map differs"; fail=1; fi
+fi
+if [ -f expect.h ]; then
+  if ! diff -u expect.h "$scratch/out/out.h"; then echo "FAIL $name: header differs"; fail=1; fi
 fi
 if [ "$want_rc" != 0 ] && [ -n "$(ls -A "$scratch/out")" ]; then
   echo "FAIL $name: a failed link wrote files:"; ls "$scratch/out"; fail=1
