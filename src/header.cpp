@@ -255,11 +255,11 @@ std::string contract_header(const std::vector<std::string>& contracts, Diagnosti
   if (regs_declared) regs = agree([](const Contract& c) { return &c.registers->expr; });
   if (inst_declared) inst = agree([](const Contract& c) { return &c.instances->expr; });
   auto constant = [&](const char* type, const char* name, const Value& v, const char* what) {
-    if (v.v) o << "constexpr " << type << " " << name << " = " << literal(*v.v) << ";  // " << what << "\n";
+    if (v.v) o << "enum : " << type << " { " << name << " = " << literal(*v.v) << " };  // " << what << "\n";
     else o << "// " << name << ": " << what << " " << v.why << "\n";
   };
   constant("unsigned", "warps", warps, "[warps] count");
-  if (warpgroup_agrees) o << "constexpr bool warpgroup = " << (c0.warpgroup ? "true" : "false") << ";  // [warps] warpgroup\n";
+  if (warpgroup_agrees) o << "enum : bool { warpgroup = " << (c0.warpgroup ? "true" : "false") << " };  // [warps] warpgroup\n";
   else o << "// warpgroup: [warps] warpgroup differs between the contracts\n";
   constant("unsigned", "registers", regs, "[warps] registers");
   constant("unsigned", "instances", inst, "[component] instances");
@@ -284,7 +284,7 @@ std::string contract_header(const std::vector<std::string>& contracts, Diagnosti
       return nullptr;
     });
     if (v.v) {
-      o << "constexpr " << fact_cpp_type(f.type) << " " << f.name << " = " << literal(*v.v, f.type) << ";\n";
+      o << "enum : " << fact_cpp_type(f.type) << " { " << f.name << " = " << literal(*v.v, f.type) << " };\n";
       provided.push_back({f.name, f.type});
     } else {
       o << "// " << f.name << ": " << v.why << "\n";
@@ -297,7 +297,7 @@ std::string contract_header(const std::vector<std::string>& contracts, Diagnosti
     o << "\n// [[param]]: kernel parameters, index = contract order.\nnamespace param {\n";
     for (size_t i = 0; i < c0.params.size(); ++i) {
       const ParamDecl& p = c0.params[i];
-      o << "struct " << p.name << " {  // " << param_type_name(p.type) << "\n  static constexpr unsigned index = " << i << ";\n";
+      o << "struct " << p.name << " {  // " << param_type_name(p.type) << "\n  enum : unsigned { index = " << i << " };\n";
       switch (p.type) {
         case ParamType::TensorMap:
           o << "  static __device__ __forceinline__ const pl::TensorMap* get(const pl::Ctx& ctx) { return ctx.tmap(index); }\n";
@@ -328,8 +328,8 @@ std::string contract_header(const std::vector<std::string>& contracts, Diagnosti
     o << "\n// [[smem]]: shared-memory regions, index = contract order.\nnamespace smem {\n";
     for (size_t i = 0; i < c0.smem.size(); ++i) {
       const SmemRegion& s = c0.smem[i];
-      o << "struct " << s.name << " {  // bytes = \"" << printable(s.bytes.expr.text()) << "\"\n  static constexpr unsigned index = " << i
-        << ";\n  static constexpr unsigned align = " << s.align << ";\n"
+      o << "struct " << s.name << " {  // bytes = \"" << printable(s.bytes.expr.text()) << "\"\n  enum : unsigned { index = " << i
+        << " };\n  enum : unsigned { align = " << s.align << " };\n"
         << "  template <class T> static __device__ __forceinline__ T* at(const pl::Ctx& ctx) { return ctx.smem_at<T>(index); }\n};\n";
     }
     o << "}  // namespace smem\n";
@@ -344,8 +344,8 @@ std::string contract_header(const std::vector<std::string>& contracts, Diagnosti
       const size_t k = i;
       Value t = agree([&](const Contract& c) { return &c.barriers[k].threads.expr; });
       if (instance_barrier < 0 && t.v && warps.v && *t.v == *warps.v * 32) instance_barrier = static_cast<int>(i);
-      o << "struct " << b.name << " {\n  static constexpr unsigned index = " << i << ";\n";
-      if (t.v) o << "  static constexpr unsigned threads = " << *t.v << ";\n";
+      o << "struct " << b.name << " {\n  enum : unsigned { index = " << i << " };\n";
+      if (t.v) o << "  enum : unsigned { threads = " << *t.v << " };\n";
       else o << "  // threads: " << t.why << "\n";
       o << "  static __device__ __forceinline__ unsigned id(const pl::Ctx& ctx) { return ctx.slots->bar[index]; }\n"
         << "  static __device__ __forceinline__ void sync(const pl::Ctx& ctx) {\n"
@@ -362,10 +362,10 @@ std::string contract_header(const std::vector<std::string>& contracts, Diagnosti
       const size_t k = i;
       Value n = agree([&](const Contract& c) { return &c.mbarriers[k].count.expr; });
       Value a = agree([&](const Contract& c) { return &c.mbarriers[k].arrivals.expr; });
-      o << "struct " << m.name << " {\n  static constexpr unsigned index = " << i << ";\n";
-      if (n.v) o << "  static constexpr unsigned count = " << *n.v << ";\n";
+      o << "struct " << m.name << " {\n  enum : unsigned { index = " << i << " };\n";
+      if (n.v) o << "  enum : unsigned { count = " << *n.v << " };\n";
       else o << "  // count: " << n.why << "\n";
-      if (a.v) o << "  static constexpr unsigned arrivals = " << *a.v << ";\n";
+      if (a.v) o << "  enum : unsigned { arrivals = " << *a.v << " };\n";
       else o << "  // arrivals: " << a.why << "\n";
       o << "  // Shared-window address of mbarrier j of the group.\n"
         << "  static __device__ __forceinline__ unsigned addr(const pl::Ctx& ctx, unsigned j = 0) { return ctx.mbar(index, j); }\n};\n";
@@ -396,25 +396,25 @@ std::string contract_header(const std::vector<std::string>& contracts, Diagnosti
     o << "\n// [[port]] " << p.name << " (" << ps[0].file << ":" << p.loc.line << "): " << (out ? "out" : "in");
     if (out) o << ", completion = \"" << (p.completion == Completion::Tx ? "tx" : "arrive") << "\"";
     o << ", arrive = \"" << arrive_word(p.arrive) << "\", stages = \"" << printable(p.stages.expr.text()) << "\".\n";
-    o << "struct " << type << " {\n  static constexpr unsigned index = " << i << ";\n  static constexpr long long arrive = pl::arrive_"
-      << arrive_word(p.arrive) << ";\n";
+    o << "struct " << type << " {\n  enum : unsigned { index = " << i << " };\n  enum : long long { arrive = pl::arrive_"
+      << arrive_word(p.arrive) << " };\n";
     const size_t pk = i;
     Value st = agree([&](const Contract& c) { return &c.ports[pk].stages.expr; });
-    if (st.v) o << "  static constexpr unsigned stages = " << *st.v << ";\n";
+    if (st.v) o << "  enum : unsigned { stages = " << *st.v << " };\n";
     o << "  struct tensor {  // the tensors of a stage, index = contract order\n";
     for (size_t t = 0; t < p.tensors.size(); ++t) {
       const TensorDecl& d = p.tensors[t];
       o << "    struct " << d.name << " {  // " << d.dtype;
       if (d.any_shape) o << " [*: the producer's shape, read with rows() / cols()]";
       else o << " [" << printable(d.rows.expr.text()) << " x " << printable(d.cols.expr.text()) << "]";
-      o << ", " << d.layout << ", swizzle " << d.swizzle << "\n      static constexpr unsigned index = " << t << ";\n      using type = "
+      o << ", " << d.layout << ", swizzle " << d.swizzle << "\n      enum : unsigned { index = " << t << " };\n      using type = "
         << cpp_dtype(d.dtype) << ";\n";
       if (!d.any_shape) {
         const size_t tk = t;
         Value r = agree([&](const Contract& c) { return &c.ports[pk].tensors[tk].rows.expr; });
         Value cl = agree([&](const Contract& c) { return &c.ports[pk].tensors[tk].cols.expr; });
-        if (r.v) o << "      static constexpr unsigned rows = " << *r.v << ";\n";
-        if (cl.v) o << "      static constexpr unsigned cols = " << *cl.v << ";\n";
+        if (r.v) o << "      enum : unsigned { rows = " << *r.v << " };\n";
+        if (cl.v) o << "      enum : unsigned { cols = " << *cl.v << " };\n";
       }
       o << "    };\n";
     }

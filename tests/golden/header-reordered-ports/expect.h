@@ -12,42 +12,42 @@
 namespace pl_contract {
 namespace demo_main {
 
-constexpr unsigned warps = 4u;  // [warps] count
-constexpr bool warpgroup = true;  // [warps] warpgroup
-constexpr unsigned registers = 168u;  // [warps] registers
-constexpr unsigned instances = 2u;  // [component] instances
+enum : unsigned { warps = 4u };  // [warps] count
+enum : bool { warpgroup = true };  // [warps] warpgroup
+enum : unsigned { registers = 168u };  // [warps] registers
+enum : unsigned { instances = 2u };  // [component] instances
 
 // [provide]: the facts this component's owner fixes. Compile-time values; the records come from
 // them only with PL_PROVIDE_FROM_CONTRACT (see the top of this file).
 namespace provided {
-constexpr int rows = 16;
-constexpr unsigned tile_m = 64u;
+enum : int { rows = 16 };
+enum : unsigned { tile_m = 64u };
 }  // namespace provided
 
 // [[param]]: kernel parameters, index = contract order.
 namespace param {
 struct x_map {  // tensormap
-  static constexpr unsigned index = 0;
+  enum : unsigned { index = 0 };
   static __device__ __forceinline__ const pl::TensorMap* get(const pl::Ctx& ctx) { return ctx.tmap(index); }
 };
 struct data {  // ptr
-  static constexpr unsigned index = 1;
+  enum : unsigned { index = 1 };
   template <class T = void> static __device__ __forceinline__ T* get(const pl::Ctx& ctx) { return ctx.ptr<T>(index); }
 };
 struct n {  // u32
-  static constexpr unsigned index = 2;
+  enum : unsigned { index = 2 };
   static __device__ __forceinline__ unsigned get(const pl::Ctx& ctx) { return ctx.u32(index); }
 };
 struct shift {  // i32
-  static constexpr unsigned index = 3;
+  enum : unsigned { index = 3 };
   static __device__ __forceinline__ int get(const pl::Ctx& ctx) { return ctx.i32(index); }
 };
 struct big {  // u64
-  static constexpr unsigned index = 4;
+  enum : unsigned { index = 4 };
   static __device__ __forceinline__ unsigned long long get(const pl::Ctx& ctx) { return ctx.u64(index); }
 };
 struct alpha {  // f32
-  static constexpr unsigned index = 5;
+  enum : unsigned { index = 5 };
   static __device__ __forceinline__ float get(const pl::Ctx& ctx) { return ctx.f32(index); }
 };
 }  // namespace param
@@ -55,8 +55,8 @@ struct alpha {  // f32
 // [[smem]]: shared-memory regions, index = contract order.
 namespace smem {
 struct scratch {  // bytes = "tile_m * 4"
-  static constexpr unsigned index = 0;
-  static constexpr unsigned align = 128;
+  enum : unsigned { index = 0 };
+  enum : unsigned { align = 128 };
   template <class T> static __device__ __forceinline__ T* at(const pl::Ctx& ctx) { return ctx.smem_at<T>(index); }
 };
 }  // namespace smem
@@ -64,8 +64,8 @@ struct scratch {  // bytes = "tile_m * 4"
 // [[named_barrier]]: hardware barriers, index = contract order.
 namespace barrier {
 struct all {
-  static constexpr unsigned index = 0;
-  static constexpr unsigned threads = 128;
+  enum : unsigned { index = 0 };
+  enum : unsigned { threads = 128 };
   static __device__ __forceinline__ unsigned id(const pl::Ctx& ctx) { return ctx.slots->bar[index]; }
   static __device__ __forceinline__ void sync(const pl::Ctx& ctx) {
     pl::named_barrier_sync(ctx.slots->bar[index], ctx.slots->bar_threads[index]);
@@ -76,9 +76,9 @@ struct all {
 // [[mbarrier]]: mbarrier groups, index = contract order.
 namespace mbarrier {
 struct done {
-  static constexpr unsigned index = 0;
-  static constexpr unsigned count = 2;
-  static constexpr unsigned arrivals = 1;
+  enum : unsigned { index = 0 };
+  enum : unsigned { count = 2 };
+  enum : unsigned { arrivals = 1 };
   // Shared-window address of mbarrier j of the group.
   static __device__ __forceinline__ unsigned addr(const pl::Ctx& ctx, unsigned j = 0) { return ctx.mbar(index, j); }
 };
@@ -86,12 +86,12 @@ struct done {
 
 // [[port]] side (c.toml:55): in, arrive = "thread", stages = "1".
 struct In_side {
-  static constexpr unsigned index = 0;
-  static constexpr long long arrive = pl::arrive_thread;
-  static constexpr unsigned stages = 1;
+  enum : unsigned { index = 0 };
+  enum : long long { arrive = pl::arrive_thread };
+  enum : unsigned { stages = 1 };
   struct tensor {  // the tensors of a stage, index = contract order
     struct w {  // i8 [*: the producer's shape, read with rows() / cols()], row, swizzle none
-      static constexpr unsigned index = 0;
+      enum : unsigned { index = 0 };
       using type = signed char;
     };
   };
@@ -113,15 +113,15 @@ struct In_side {
 
 // [[port]] dst (c.toml:65): out, completion = "arrive", arrive = "one", stages = "2".
 struct Out_dst {
-  static constexpr unsigned index = 1;
-  static constexpr long long arrive = pl::arrive_one;
-  static constexpr unsigned stages = 2;
+  enum : unsigned { index = 1 };
+  enum : long long { arrive = pl::arrive_one };
+  enum : unsigned { stages = 2 };
   struct tensor {  // the tensors of a stage, index = contract order
     struct y {  // f16 [rows x 8], row, swizzle none
-      static constexpr unsigned index = 0;
+      enum : unsigned { index = 0 };
       using type = pl::f16;
-      static constexpr unsigned rows = 16;
-      static constexpr unsigned cols = 8;
+      enum : unsigned { rows = 16 };
+      enum : unsigned { cols = 8 };
     };
   };
   pl::PipeWriter pipe;  // underneath; arriving through it directly bypasses the mode
@@ -149,19 +149,19 @@ struct Out_dst {
 
 // [[port]] src (c.toml:76): in, arrive = "warp", stages = "stages".
 struct In_src {
-  static constexpr unsigned index = 2;
-  static constexpr long long arrive = pl::arrive_warp;
+  enum : unsigned { index = 2 };
+  enum : long long { arrive = pl::arrive_warp };
   struct tensor {  // the tensors of a stage, index = contract order
     struct a {  // bf16 [tile_m x 32], row, swizzle none
-      static constexpr unsigned index = 0;
+      enum : unsigned { index = 0 };
       using type = pl::bf16;
-      static constexpr unsigned rows = 64;
-      static constexpr unsigned cols = 32;
+      enum : unsigned { rows = 64 };
+      enum : unsigned { cols = 32 };
     };
     struct b {  // f32 [tile_m x tile_n], row, swizzle none
-      static constexpr unsigned index = 1;
+      enum : unsigned { index = 1 };
       using type = float;
-      static constexpr unsigned rows = 64;
+      enum : unsigned { rows = 64 };
     };
   };
   pl::PipeReader pipe;  // underneath; arriving through it directly bypasses the mode
@@ -188,15 +188,15 @@ struct In_src {
 
 // [[port]] load (c.toml:90): out, completion = "tx", arrive = "one", stages = "4".
 struct Out_load {
-  static constexpr unsigned index = 3;
-  static constexpr long long arrive = pl::arrive_one;
-  static constexpr unsigned stages = 4;
+  enum : unsigned { index = 3 };
+  enum : long long { arrive = pl::arrive_one };
+  enum : unsigned { stages = 4 };
   struct tensor {  // the tensors of a stage, index = contract order
     struct z {  // bf16 [64 x 64], row, swizzle 128B
-      static constexpr unsigned index = 0;
+      enum : unsigned { index = 0 };
       using type = pl::bf16;
-      static constexpr unsigned rows = 64;
-      static constexpr unsigned cols = 64;
+      enum : unsigned { rows = 64 };
+      enum : unsigned { cols = 64 };
     };
   };
   pl::PipeWriter pipe;  // underneath; arriving through it directly bypasses the mode
