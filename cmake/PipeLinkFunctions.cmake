@@ -135,6 +135,13 @@ function(pipelink_add_component)
   if(NOT cu)
     message(FATAL_ERROR "pipelink_add_component(${A_NAME}): SOURCES must hold the component's .cu")
   endif()
+  # The generated contract header beside the source (`pipelink header`: <stem>.contract.h), when
+  # there is one, is a dependency too.
+  get_filename_component(cu_dir "${cu}" DIRECTORY)
+  get_filename_component(cu_stem "${cu}" NAME_WE)
+  if(EXISTS "${cu_dir}/${cu_stem}.contract.h")
+    list(APPEND sources "${cu_dir}/${cu_stem}.contract.h")
+  endif()
   foreach(d IN LISTS A_DEPENDS)
     get_filename_component(d "${d}" ABSOLUTE)
     list(APPEND sources "${d}")

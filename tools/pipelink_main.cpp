@@ -5,6 +5,7 @@
 //                  [--save-temps] [--emit-ptx] [--control] [--kernel-name NAME] [-I dir] [-D NAME[=V]] [-v]
 //   pipelink check <contract.toml>... [--map out.map] [--map-svg out.svg] [-arch=sm_90a] [--connect PORT=PIPE]
 //   pipelink compile <component.cu> -o out.ltoir [-arch=sm_90a] [-I dir] [-D NAME[=V]]
+//   pipelink header <contract.toml>... -o <name>.contract.h
 //   pipelink --version | --help
 //
 // A contract listed twice is instantiated twice. Repeatable options (-D, -I, -L, --connect, --set)
@@ -91,6 +92,12 @@ int run(int argc, char** argv) {
   compile->add_option("-o", opt.output, "output .ltoir")->required();
   common(compile);
 
+  std::vector<std::string> header_inputs;
+  std::string header_path;
+  CLI::App* header = app.add_subcommand("header", "write the C++ header a component includes for its contract");
+  header->add_option("inputs", header_inputs, "the component's contract; several: variants of one source (their common part)")->required();
+  header->add_option("-o", header_path, "output header (<name>.contract.h)")->required();
+
   // The modified-facts experiment's classic linking (bench/modified_facts): not for normal use.
   std::vector<std::string> sets;
   std::string header_out;
@@ -135,7 +142,13 @@ int run(int argc, char** argv) {
     opt.fact_overrides[f.substr(0, eq)] = n;
   }
   bool ok = false;
-  if (*classic) {
+  if (*header) {
+    std::string h = pipelink::contract_header(header_inputs, diags);
+    if (!h.empty()) {
+      opt.inputs = header_inputs;
+      ok = pipelink::write_header(header_path, h, opt, diags);
+    }
+  } else if (*classic) {
     opt.check_only = true;
     std::string h = pipelink::classic_header(opt, diags);
     if (!h.empty()) ok = pipelink::write_header(header_out, h, opt, diags);

@@ -65,6 +65,13 @@ struct alignas(128) Args {  // 128: the host's CUtensorMap alignment, so both si
 
 struct Tile { unsigned m, n, linear; };
 
+// Storage types of the contract's tensor dtypes (the element types of a generated contract
+// header's tensors): 16- and 8-bit floats as their bits, so no host header (cuda_bf16.h) is needed.
+struct alignas(2) bf16 { unsigned short bits; };
+struct alignas(2) f16 { unsigned short bits; };
+struct f8e4m3 { unsigned char bits; };
+struct f8e5m2 { unsigned char bits; };
+
 struct Ctx {
   const Slots* slots;
   const Args* args;
@@ -82,6 +89,10 @@ struct Ctx {
   __device__ __forceinline__ unsigned u32(unsigned param) const {
     return static_cast<unsigned>(args->word[slots->param[param]]);
   }
+  __device__ __forceinline__ int i32(unsigned param) const { return static_cast<int>(u32(param)); }
+  __device__ __forceinline__ unsigned long long u64(unsigned param) const { return args->word[slots->param[param]]; }
+  // An f32 parameter: its bits in the word's low 32 bits (pipelink::Module::set_f32).
+  __device__ __forceinline__ float f32(unsigned param) const { return __uint_as_float(u32(param)); }
   __device__ __forceinline__ const TensorMap* tmap(unsigned param) const {
     return &args->tmap[slots->param[param]];
   }

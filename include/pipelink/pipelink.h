@@ -68,6 +68,15 @@ std::string classic_header(const LinkOptions& options, Diagnostics& diags);
 // Writes such a header to `path`, refusing a path that is one of options.inputs.
 bool write_header(const std::string& path, const std::string& text, const LinkOptions& options, Diagnostics& diags);
 
+// The contract header (`pipelink header`): namespace pl_contract::<entry> with named, typed
+// accessors for the contract's params, ports, tensors, smem regions, named barriers and mbarrier
+// groups, port types whose release(ctx) / commit(ctx) arrive as each port's `arrive` mode says, and
+// the records its constants imply (see docs/components.md). Several contracts of one entry (the
+// variants of one source) give one header of their common part: tables must agree in names and
+// order; a value that differs between them gets no constant. Deterministic. Reports errors as a
+// link does (contract syntax) or with rule "header", and then returns "".
+std::string contract_header(const std::vector<std::string>& contracts, Diagnostics& diags);
+
 // Links objects with plain nvJitLink -lto and nothing else: no contracts, no checks (the
 // experiment's classic linking). Writes options.output.
 bool plain_link(const std::vector<std::string>& objects, const LinkOptions& options, Diagnostics& diags);

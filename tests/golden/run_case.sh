@@ -7,6 +7,7 @@
 #   expect.map    (optional) the exact map written to @OUT@/out.map
 #   expect.svg    (optional) the exact SVG map written to @OUT@/out.svg (--map-svg), which must
 #                 also parse as XML (checked with python3 where it exists)
+#   expect.h      (optional) the exact header written to @OUT@/out.h (pipelink header)
 #   expect.rc     (optional) the exit status; default 1 if expect.txt has "error:", else 0
 #   *.cu          (optional) component sources, compiled first with `pipelink compile`
 # On a failed link the case also checks that nothing was written to @OUT@.
@@ -39,6 +40,9 @@ if [ -f expect.svg ]; then
      ! python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$scratch/out/out.svg"; then
     echo "FAIL $name: the SVG map is not well-formed XML"; fail=1
   fi
+fi
+if [ -f expect.h ]; then
+  if ! diff -u expect.h "$scratch/out/out.h"; then echo "FAIL $name: header differs"; fail=1; fi
 fi
 if [ "$want_rc" != 0 ] && [ -n "$(ls -A "$scratch/out")" ]; then
   echo "FAIL $name: a failed link wrote files:"; ls "$scratch/out"; fail=1

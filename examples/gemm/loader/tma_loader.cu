@@ -8,39 +8,31 @@
 // Assumes: params a_map / b_map are 2-D tensor maps built by the host with globalDim {K, M} /
 // {K, N} and box {tile_k, tile_m} / {tile_k, tile_n}, no swizzle; K % tile_k == 0 (the host
 // checks it). Only lane 0 of the single warp works; the other lanes return at once.
-#include "pipelink/device.cuh"
+// Names, accessors and records come from tma_loader.contract.h, generated from contract.toml
+// (pipelink header; scripts/regen_headers.sh): PL_WARPS, PL_REGISTERS and PL_ARRIVE(ab, one)
+// are the contract's, so the code cannot restate them wrongly.
+#include "tma_loader.contract.h"
 
 PL_FACT_DECL(unsigned, tile_m);
 PL_FACT_DECL(unsigned, tile_n);
 PL_FACT_DECL(unsigned, tile_k);
 
-// Names live in a namespace of their own: the monolithic control compiles every component
-// source as one program.
-namespace tma_loader {
-enum : unsigned { kParamAMap = 0, kParamBMap = 1, kParamK = 2 };  // [[param]] order
-enum : unsigned { kPortAB = 0 };                                   // [[port]] order
-enum : unsigned { kTensorA = 0, kTensorB = 1 };                    // [[port.tensor]] order
-}  // namespace tma_loader
-
-// What this code compiles in, checked against contract.toml by the linker.
+// What this code compiles in beyond the header's records, checked against contract.toml.
 PL_PROVIDE_LINKED(tma_loader_main, stages);  // the ring's depth comes from the slots
-PL_WARPS(tma_loader_main, 1);
-PL_REGISTERS(tma_loader_main, 40);
-PL_ARRIVE(tma_loader_main, ab, one);  // one thread: expect_tx
 
 PL_COMPONENT(tma_loader_main) {
-  using namespace tma_loader;
+  namespace C = pl_contract::tma_loader_main;
   if ((threadIdx.x & 31u) != 0) return;  // one elected thread issues every TMA
 
-  const pl::TensorMap* a_map = ctx.tmap(kParamAMap);
-  const pl::TensorMap* b_map = ctx.tmap(kParamBMap);
+  const pl::TensorMap* a_map = C::param::a_map::get(ctx);
+  const pl::TensorMap* b_map = C::param::b_map::get(ctx);
   pl::prefetch_tmap(a_map);
   pl::prefetch_tmap(b_map);
 
   const unsigned tile_m = PL_FACT(tile_m), tile_n = PL_FACT(tile_n), tile_k = PL_FACT(tile_k);
-  const unsigned k_tiles = ctx.u32(kParamK) / tile_k;
+  const unsigned k_tiles = C::param::K::get(ctx) / tile_k;
 
-  pl::PipeWriter w(ctx, kPortAB);
+  C::Out_ab w(ctx);
   pl::Tile t;
   for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
     const int row_a = static_cast<int>(t.m * tile_m);
@@ -49,8 +41,8 @@ PL_COMPONENT(tma_loader_main) {
       w.acquire();    // wait until every consumer released this stage
       w.expect_tx();  // arrive once, announcing this stage's bytes
       const int k0 = static_cast<int>(kt * tile_k);
-      pl::tma_load_2d(w.tensor<unsigned char>(ctx, kTensorA), a_map, w.full_bar(), k0, row_a);
-      pl::tma_load_2d(w.tensor<unsigned char>(ctx, kTensorB), b_map, w.full_bar(), k0, row_b);
+      pl::tma_load_2d(w.a<unsigned char>(ctx), a_map, w.full_bar(), k0, row_a);
+      pl::tma_load_2d(w.b<unsigned char>(ctx), b_map, w.full_bar(), k0, row_b);
       w.advance();
     }
   }

@@ -13,15 +13,19 @@
 // b = [128][32] bf16 ([n][k], i.e. B^T, exactly mma's "col" operand), c = [128][128] f32;
 // every tensor offset is 16-byte aligned (ldmatrix, vector stores); K % kTileK == 0.
 // kTileM / kTileN / kTileK are this owner's facts tile_m / tile_n / tile_k (see contract.toml):
-// they size register arrays, so they are compile-time constants here.
-#include "pipelink/device.cuh"
+// they size register arrays, so they are compile-time constants here, taken from the contract
+// through mma_consumer.contract.h (pipelink header). The code compiles in exactly those
+// constants, so the records of the provided facts come from them too (PL_PROVIDE_FROM_CONTRACT).
+#define PL_PROVIDE_FROM_CONTRACT
+#include "mma_consumer.contract.h"
 
 // Names live in a namespace of their own: the monolithic control compiles every component
 // source as one program.
 namespace mma_consumer {
+namespace C = pl_contract::mma_consumer_main;
 
-constexpr unsigned kTileM = 128, kTileN = 128, kTileK = 32;  // == provided facts
-constexpr unsigned kWarps = 4, kInstances = 2;
+constexpr unsigned kTileM = C::provided::tile_m, kTileN = C::provided::tile_n, kTileK = C::provided::tile_k;
+constexpr unsigned kWarps = C::warps, kInstances = C::instances;
 constexpr unsigned kWarpRows = 16;                             // mma M
 constexpr unsigned kInstanceRows = kWarps * kWarpRows;         // 64
 constexpr unsigned kNTiles = kTileN / 8;                       // n8 tiles per warp: 16
@@ -29,11 +33,6 @@ constexpr unsigned kKSteps = kTileK / 16;                      // k16 steps per 
 constexpr unsigned kRowBytes = kTileK * 2;                     // a / b row pitch: 64 bytes
 static_assert(kInstances * kInstanceRows == kTileM, "instances x warps x 16 rows must cover tile_m");
 static_assert(kTileN % 16 == 0 && kTileK % 16 == 0, "tile_n, tile_k must be multiples of 16");
-
-enum : unsigned { kParamK = 0 };              // [[param]] order
-enum : unsigned { kPortAB = 0, kPortC = 1 };  // [[port]] order
-enum : unsigned { kTensorA = 0, kTensorB = 1, kTensorC = 0 };
-enum : unsigned { kBarWg = 0 };               // [[named_barrier]] order
 
 // Four 8x8 b16 matrices; lane l gives the address of row (l % 8) of matrix (l / 8) and receives,
 // in register j, elements (l / 4, 2 * (l % 4) + {0, 1}) of matrix j.
@@ -64,16 +63,6 @@ PL_FACT_DECL(unsigned, tile_n);
 PL_FACT_DECL(unsigned, tile_k);
 #endif
 
-// What this code compiles in, checked against contract.toml by the linker.
-PL_PROVIDE(mma_consumer_main, tile_m, mma_consumer::kTileM);
-PL_PROVIDE(mma_consumer_main, tile_n, mma_consumer::kTileN);
-PL_PROVIDE(mma_consumer_main, tile_k, mma_consumer::kTileK);
-PL_WARPS(mma_consumer_main, mma_consumer::kWarps);
-PL_INSTANCES(mma_consumer_main, mma_consumer::kInstances);
-PL_REGISTERS(mma_consumer_main, 232);
-PL_ARRIVE(mma_consumer_main, ab, warp);  // lane 0 of each warp releases
-PL_ARRIVE(mma_consumer_main, c, one);    // one thread per instance commits
-
 PL_COMPONENT(mma_consumer_main) {
   using namespace mma_consumer;
 #ifdef PL_CHECKED
@@ -83,7 +72,7 @@ PL_COMPONENT(mma_consumer_main) {
 #endif
   const unsigned lane = threadIdx.x & 31u;
   const unsigned row0 = ctx.slots->instance * kInstanceRows + ctx.warp() * kWarpRows;  // warp's first row
-  const unsigned k_tiles = ctx.u32(kParamK) / kTileK;
+  const unsigned k_tiles = C::param::K::get(ctx) / kTileK;
 
   // ldmatrix row addresses (byte offsets inside a stage tensor, for k step 0).
   // A (x4 -> a[0..3] = rows 0-7/k 0-7, rows 8-15/k 0-7, rows 0-7/k 8-15, rows 8-15/k 8-15):
@@ -93,8 +82,8 @@ PL_COMPONENT(mma_consumer_main) {
   //   matrix j = lane / 8: n = (j >> 1) * 8 + lane % 8, k = (j & 1) * 8.
   const unsigned b_off = ((lane >> 4) * 8 + (lane & 7u)) * kRowBytes + ((lane >> 3) & 1u) * 16;
 
-  pl::PipeReader ab(ctx, kPortAB);
-  pl::PipeWriter cw(ctx, kPortC);
+  C::In_ab ab(ctx);
+  C::Out_c cw(ctx);
   pl::Tile t;
   for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
     float acc[kNTiles][4];
@@ -103,8 +92,8 @@ PL_COMPONENT(mma_consumer_main) {
 
     for (unsigned kt = 0; kt < k_tiles; ++kt) {
       ab.wait();
-      const unsigned a_base = pl::smem_addr(ab.tensor<unsigned char>(ctx, kTensorA)) + a_off;
-      const unsigned b_base = pl::smem_addr(ab.tensor<unsigned char>(ctx, kTensorB)) + b_off;
+      const unsigned a_base = pl::smem_addr(ab.a<unsigned char>(ctx)) + a_off;
+      const unsigned b_base = pl::smem_addr(ab.b<unsigned char>(ctx)) + b_off;
 #pragma unroll
       for (unsigned ks = 0; ks < kKSteps; ++ks) {
         unsigned a[4];
@@ -117,22 +106,20 @@ PL_COMPONENT(mma_consumer_main) {
           mma_bf16_16816(acc[2 * np + 1], a, b[2], b[3]);
         }
       }
-      __syncwarp();                 // every lane's ldmatrix of this stage is done
-      if (lane == 0) ab.release();  // arrive = "warp"
+      ab.release(ctx);  // arrive = "warp": after __syncwarp() (every lane's ldmatrix is done), lane 0
       ab.advance();
     }
 
     // Epilogue: accumulator (n tile j, reg 2h + e) is C[row0 + lane/4 + 8h][8j + 2(lane%4) + e].
     cw.acquire();
-    const unsigned c_base = pl::smem_addr(cw.tensor<float>(ctx, kTensorC)) +
+    const unsigned c_base = pl::smem_addr(cw.c(ctx)) +
                             ((row0 + (lane >> 2)) * kTileN + (lane & 3u) * 2) * 4;
 #pragma unroll
     for (unsigned n = 0; n < kNTiles; ++n) {
       st_shared_v2(c_base + n * 8 * 4, acc[n][0], acc[n][1]);
       st_shared_v2(c_base + (8 * kTileN + n * 8) * 4, acc[n][2], acc[n][3]);
     }
-    pl::named_barrier_sync(ctx.slots->bar[kBarWg], ctx.slots->bar_threads[kBarWg]);
-    if (ctx.thread() == 0) cw.commit();  // arrive = "one": after the whole instance stored
+    cw.commit(ctx);  // arrive = "one": fence, named barrier wg_sync, then thread 0 of the instance
     cw.advance();
   }
 }

@@ -9,37 +9,24 @@
 // "warp").
 //
 // Assumes: tile_n % 4 == 0 and C is 16-byte aligned.
-#include "pipelink/device.cuh"
+#include "tile_writer.contract.h"  // pipelink header contract.toml: names, pipe operations, records
 
 PL_FACT_DECL(unsigned, tile_m);
 PL_FACT_DECL(unsigned, tile_n);
 
-// Names live in a namespace of their own: the monolithic control compiles every component
-// source as one program.
-namespace tile_writer {
-enum : unsigned { kParamC = 0, kParamM = 1, kParamN = 2 };  // [[param]] order
-enum : unsigned { kPortC = 0 };                             // [[port]] order
-enum : unsigned { kTensorC = 0 };
-}  // namespace tile_writer
-
-// What this code compiles in, checked against contract.toml by the linker.
-PL_WARPS(tile_writer_main, 2);
-PL_REGISTERS(tile_writer_main, 40);
-PL_ARRIVE(tile_writer_main, c, warp);
-
 PL_COMPONENT(tile_writer_main) {
-  using namespace tile_writer;
-  float* C = ctx.ptr<float>(kParamC);
-  const unsigned M = ctx.u32(kParamM), N = ctx.u32(kParamN);
+  namespace P = pl_contract::tile_writer_main;
+  float* C = P::param::C::get<float>(ctx);
+  const unsigned M = P::param::M::get(ctx), N = P::param::N::get(ctx);
   const unsigned tile_m = PL_FACT(tile_m), tile_n = PL_FACT(tile_n);
   const unsigned vec_per_row = tile_n / 4, vecs = tile_m * vec_per_row;
   const bool aligned = (N & 3u) == 0;
 
-  pl::PipeReader r(ctx, kPortC);
+  P::In_c r(ctx);
   pl::Tile t;
   for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
     r.wait();
-    const float4* src = r.tensor<float4>(ctx, kTensorC);
+    const float4* src = r.c<float4>(ctx);
     const unsigned row0 = t.m * tile_m, col0 = t.n * tile_n;
 #pragma unroll 4
     for (unsigned v = ctx.thread(); v < vecs; v += ctx.threads()) {
@@ -57,8 +44,7 @@ PL_COMPONENT(tile_writer_main) {
         if (col + 3 < N) dst[3] = x.w;
       }
     }
-    __syncwarp();                                 // all lanes of this warp read the stage
-    if ((threadIdx.x & 31u) == 0) r.release();    // arrive = "warp"
+    r.release(ctx);  // arrive = "warp": __syncwarp() (all lanes read the stage), then lane 0
     r.advance();
   }
 }

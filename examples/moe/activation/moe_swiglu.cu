@@ -6,14 +6,17 @@
 // height is read from the port, a link-time value). row_weight[r] is the
 // routing weight of sorted row r (0 for padding rows, whose output is then 0). Scaling here is
 // exact for the layer: the down projection is linear, so w * down(h) = down(w * h).
-#include "pipelink/device.cuh"
+// moe_swiglu.contract.h: pipelink header contract.toml (names, pipe operations, records). With
+// MOE_SWIGLU_COMMIT_ONCE the code arrives on "out" its own way, so it declares that record itself.
+#ifdef MOE_SWIGLU_COMMIT_ONCE
+#define PL_OWN_ARRIVE_out
+#endif
+#include "moe_swiglu.contract.h"
 
 PL_FACT_DECL(unsigned, tile_m);
 PL_FACT_DECL(unsigned, tile_n);
 
 namespace moe_swiglu {
-enum : unsigned { kPortAcc = 0, kPortOut = 1 };
-enum : unsigned { kParamRowWeight = 0 };
 
 __device__ __forceinline__ float lo(unsigned v) { return __uint_as_float(v << 16); }
 __device__ __forceinline__ float hi(unsigned v) { return __uint_as_float(v & 0xFFFF0000u); }
@@ -26,34 +29,30 @@ __device__ __forceinline__ unsigned pack(float l, float h) {
 __device__ __forceinline__ unsigned act2(unsigned g, unsigned u, float w) { return pack(act(lo(g), lo(u), w), act(hi(g), hi(u), w)); }
 }  // namespace moe_swiglu
 
-// What this code compiles in, checked against contract.toml by the linker.
+// What this code compiles in beyond the header's records, checked against contract.toml.
 PL_PROVIDE_LINKED(moe_swiglu_main, out_rows);  // read from the out port's slots
-PL_WARPS(moe_swiglu_main, 2);
-PL_REGISTERS(moe_swiglu_main, 40);
-PL_ARRIVE(moe_swiglu_main, acc, warp);
 // MOE_SWIGLU_COMMIT_ONCE (used only by the modified-facts experiment's code-only cases): the
-// owner's edit that commits each out stage once per instance, after a named barrier, instead of
-// once per warp. Its declaration follows the code; the contract is left as it was.
+// owner's edit that commits each out stage once per instance instead of once per warp, bypassing
+// the generated commit(ctx). Its declaration follows the code; the contract is left as it was.
 #ifdef MOE_SWIGLU_COMMIT_ONCE
 PL_ARRIVE(moe_swiglu_main, out, one);
-#else
-PL_ARRIVE(moe_swiglu_main, out, warp);
 #endif
 
 PL_COMPONENT(moe_swiglu_main) {
   using namespace moe_swiglu;
+  namespace C = pl_contract::moe_swiglu_main;
   const unsigned tile_m = PL_FACT(tile_m), tile_n = PL_FACT(tile_n), chunks = tile_n / 8;
-  const float* row_weight = ctx.ptr<const float>(kParamRowWeight);
-  pl::PipeReader in(ctx, kPortAcc);
-  pl::PipeWriter out(ctx, kPortOut);
-  const unsigned out_rows = out.p->rows[0];
+  const float* row_weight = C::param::row_weight::get<const float>(ctx);
+  C::In_acc in(ctx);
+  C::Out_out out(ctx);
+  const unsigned out_rows = out.rows(C::Out_out::tensor::tile::index);
   pl::Tile t;
   for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
     in.wait();
-    const unsigned char* acc = in.tensor<unsigned char>(ctx, 0);
+    const unsigned char* acc = in.tile<unsigned char>(ctx);
     for (unsigned part = 0; part < tile_m / out_rows; ++part) {
       out.acquire();
-      uint4* dst = out.tensor<uint4>(ctx, 0);
+      uint4* dst = out.tile<uint4>(ctx);
       for (unsigned v = ctx.thread(); v < out_rows * chunks; v += ctx.threads()) {
         const unsigned row = part * out_rows + v / chunks, c = v % chunks;
         const float w = row_weight[t.m * tile_m + row];
@@ -61,18 +60,16 @@ PL_COMPONENT(moe_swiglu_main) {
         const uint4 u = *reinterpret_cast<const uint4*>(acc + (row * 2u * tile_n + tile_n + c * 8u) * 2u);
         dst[v] = make_uint4(act2(g.x, u.x, w), act2(g.y, u.y, w), act2(g.z, u.z, w), act2(g.w, u.w, w));
       }
-      pl::fence_async_shared();  // "out" is read by a TMA store (async proxy)
 #ifdef MOE_SWIGLU_COMMIT_ONCE
+      pl::fence_async_shared();  // "out" is read by a TMA store (async proxy)
       __syncwarp();
-      if (ctx.thread() == 0) out.commit();
+      if (ctx.thread() == 0) out.pipe.commit();
 #else
-      __syncwarp();
-      if ((threadIdx.x & 31u) == 0) out.commit();
+      out.commit(ctx);  // arrive = "warp": fence (a TMA store reads "out"), __syncwarp(), lane 0
 #endif
       out.advance();
     }
-    __syncwarp();
-    if ((threadIdx.x & 31u) == 0) in.release();
+    in.release(ctx);  // arrive = "warp": __syncwarp(), lane 0
     in.advance();
   }
 }

@@ -6,13 +6,11 @@
 //
 // Consumer of "acc" (bf16 [rows x cols] from the down-projection main loop, any shape: it reads the
 // stage shape from the port); the tile's column origin is t.n * cols.
-#include "pipelink/device.cuh"
+#include "moe_combine.contract.h"  // pipelink header contract.toml: names, pipe operations, records
 
 PL_FACT_DECL(unsigned, tile_m);
 
 namespace moe_combine {
-enum : unsigned { kParamY = 0, kParamRowToken = 1, kParamHidden = 2 };
-enum : unsigned { kPortAcc = 0 };
 __device__ __forceinline__ void red_add4(float* p, float a, float b, float c, float d) {
   asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(a), "f"(b), "f"(c), "f"(d) : "memory");
 }
@@ -20,23 +18,19 @@ __device__ __forceinline__ float lo(unsigned v) { return __uint_as_float(v << 16
 __device__ __forceinline__ float hi(unsigned v) { return __uint_as_float(v & 0xFFFF0000u); }
 }  // namespace moe_combine
 
-// What this code compiles in, checked against contract.toml by the linker.
-PL_WARPS(moe_combine_main, 2);
-PL_REGISTERS(moe_combine_main, 40);
-PL_ARRIVE(moe_combine_main, out, warp);
-
 PL_COMPONENT(moe_combine_main) {
   using namespace moe_combine;
-  float* y = ctx.ptr<float>(kParamY);
-  const int* row_token = ctx.ptr<const int>(kParamRowToken);
-  const unsigned hidden = ctx.u32(kParamHidden);
-  pl::PipeReader r(ctx, kPortAcc);
-  const unsigned rows = r.p->rows[0], cols = r.p->cols[0], chunks = cols / 8;
+  namespace C = pl_contract::moe_combine_main;
+  float* y = C::param::y::get<float>(ctx);
+  const int* row_token = C::param::row_token::get<const int>(ctx);
+  const unsigned hidden = C::param::hidden::get(ctx);
+  C::In_out r(ctx);  // the "out" pipe, bound to the main loop's "acc" by --connect out=acc
+  const unsigned rows = r.rows(C::In_out::tensor::tile::index), cols = r.cols(C::In_out::tensor::tile::index), chunks = cols / 8;
   const unsigned tile_m = PL_FACT(tile_m);
   pl::Tile t;
   for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
     r.wait();
-    const uint4* src = r.tensor<const uint4>(ctx, 0);
+    const uint4* src = r.tile<const uint4>(ctx);
     for (unsigned v = ctx.thread(); v < rows * chunks; v += ctx.threads()) {
       const unsigned row = v / chunks, c = v % chunks;
       const int token = row_token[t.m * tile_m + row];
@@ -46,8 +40,7 @@ PL_COMPONENT(moe_combine_main) {
       red_add4(dst, lo(x.x), hi(x.x), lo(x.y), hi(x.y));
       red_add4(dst + 4, lo(x.z), hi(x.z), lo(x.w), hi(x.w));
     }
-    __syncwarp();
-    if ((threadIdx.x & 31u) == 0) r.release();
+    r.release(ctx);  // arrive = "warp": __syncwarp(), lane 0
     r.advance();
   }
 }

@@ -8,14 +8,15 @@
 // Each thread's copies arrive on the stage's full mbarrier when they land (cp.async.mbarrier
 // .arrive.noinc): the port declares arrive = "thread" and writes only tensor "a"; the weights
 // come from another producer on the same pipe.
-#include "pipelink/device.cuh"
+// moe_gather.contract.h: pipelink header gather.toml (names, pipe operations, records). The warp
+// count is compiled in from GATHER_WARPS (register array sizes), not from the header, so this
+// source declares PL_WARPS itself, from that constant.
+#define PL_OWN_WARPS
+#include "moe_gather.contract.h"
 
 PL_FACT_DECL(unsigned, tile_k);
 
 namespace moe_gather {
-enum : unsigned { kParamX = 0, kParamRowToken = 1, kParamK = 2 };
-enum : unsigned { kPortAB = 0 };
-enum : unsigned { kTensorA = 0 };
 #ifndef GATHER_WARPS
 #define GATHER_WARPS 4  // compiled in (register array sizes); the contract's [warps] count must agree
 #endif
@@ -29,23 +30,21 @@ __device__ __forceinline__ void arrive_when_landed(unsigned mbar) {
 }
 }  // namespace moe_gather
 
-// What this code compiles in, checked against gather.toml by the linker.
+// What this code compiles in beyond the header's records, checked against gather.toml.
 PL_PROVIDE(moe_gather_main, expert_align, 128);
 PL_USE(moe_gather_main, tile_m, moe_gather::kTileM);
 PL_WARPS(moe_gather_main, GATHER_WARPS);
-PL_INSTANCES(moe_gather_main, 1);
-PL_REGISTERS(moe_gather_main, 40);
-PL_ARRIVE(moe_gather_main, ab, thread);  // every thread's cp.async group arrives
 
 PL_COMPONENT(moe_gather_main) {
   using namespace moe_gather;
-  const unsigned short* X = ctx.ptr<const unsigned short>(kParamX);
-  const int* row_token = ctx.ptr<const int>(kParamRowToken);
-  const unsigned K = ctx.u32(kParamK), tile_k = PL_FACT(tile_k);
+  namespace C = pl_contract::moe_gather_main;
+  const unsigned short* X = C::param::x::get<const unsigned short>(ctx);
+  const int* row_token = C::param::row_token::get<const int>(ctx);
+  const unsigned K = C::param::K::get(ctx), tile_k = PL_FACT(tile_k);
   const unsigned k_tiles = K / tile_k;
   const unsigned tid = ctx.thread(), chunk = tid % 8, r0 = tid / 8;
 
-  pl::PipeWriter w(ctx, kPortAB);
+  C::Out_ab w(ctx);  // arrive = "thread": every thread's cp.async group arrives on full_bar()
   pl::Tile t;
   for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
     const unsigned m0 = t.m * kTileM;
@@ -54,7 +53,7 @@ PL_COMPONENT(moe_gather_main) {
     for (unsigned j = 0; j < kPasses; ++j) token[j] = row_token[m0 + r0 + kRowsPerPass * j];
     for (unsigned kt = 0; kt < k_tiles; ++kt) {
       w.acquire();
-      const unsigned a = pl::smem_addr(w.tensor<unsigned char>(ctx, kTensorA));
+      const unsigned a = pl::smem_addr(w.a<unsigned char>(ctx));
 #pragma unroll
       for (unsigned j = 0; j < kPasses; ++j) {
         const unsigned r = r0 + kRowsPerPass * j;

@@ -10,37 +10,31 @@
 // Assumes: x_map / w_map are 2-D tensor maps over X [M, K] and W [rows, K] (bf16), boxes
 // {tile_k, tile_m} and {tile_k, tile_n}, 128-byte swizzle; K % tile_k == 0. Rows past M read
 // as zeros (TMA out-of-bounds fill). One thread issues everything.
-#include "pipelink/device.cuh"
+// gu_loader.contract.h: generated from contract.toml, contract_narrow.toml and contract_small.toml
+// (pipelink header; they differ only in the stages they provide, which the code reads from the
+// slots): names, the ab port's expect_tx, and the records PL_WARPS, PL_REGISTERS, PL_ARRIVE.
+#include "gu_loader.contract.h"
 
 PL_FACT_DECL(unsigned, tile_m);
 PL_FACT_DECL(unsigned, tile_n);
 PL_FACT_DECL(unsigned, tile_k);
 
-namespace gu_loader {
-enum : unsigned { kParamX = 0, kParamW = 1, kParamK = 2, kParamNStep = 3, kParamBStride = 4 };
-enum : unsigned { kPortAB = 0 };
-enum : unsigned { kTensorA = 0, kTensorB = 1 };
-}  // namespace gu_loader
-
-// What this code compiles in, checked against the contracts by the linker.
+// What this code compiles in beyond the header's records, checked against the contracts.
 PL_PROVIDE_LINKED(gu_loader_main, stages);  // the ring's depth comes from the slots
-PL_WARPS(gu_loader_main, 1);
-PL_REGISTERS(gu_loader_main, 40);
-PL_ARRIVE(gu_loader_main, ab, one);  // one thread: expect_tx
 
 PL_COMPONENT(gu_loader_main) {
-  using namespace gu_loader;
+  namespace C = pl_contract::gu_loader_main;
   if ((threadIdx.x & 31u) != 0) return;
-  const pl::TensorMap* x_map = ctx.tmap(kParamX);
-  const pl::TensorMap* w_map = ctx.tmap(kParamW);
+  const pl::TensorMap* x_map = C::param::x_map::get(ctx);
+  const pl::TensorMap* w_map = C::param::w_map::get(ctx);
   pl::prefetch_tmap(x_map);
   pl::prefetch_tmap(w_map);
   const unsigned tile_m = PL_FACT(tile_m), tile_n = PL_FACT(tile_n), tile_k = PL_FACT(tile_k);
-  const unsigned k_tiles = ctx.u32(kParamK) / tile_k;
-  const unsigned n_step = ctx.u32(kParamNStep), b_stride = ctx.u32(kParamBStride);
+  const unsigned k_tiles = C::param::K::get(ctx) / tile_k;
+  const unsigned n_step = C::param::n_step::get(ctx), b_stride = C::param::b_stride::get(ctx);
   const unsigned b_block_bytes = tile_n * tile_k * 2u;
 
-  pl::PipeWriter w(ctx, kPortAB);
+  C::Out_ab w(ctx);
   pl::Tile t;
   for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
     const int row_a = static_cast<int>(t.m * tile_m);
@@ -49,8 +43,8 @@ PL_COMPONENT(gu_loader_main) {
       const int k0 = static_cast<int>(kt * tile_k);
       w.acquire();
       w.expect_tx();
-      unsigned char* b = w.tensor<unsigned char>(ctx, kTensorB);
-      pl::tma_load_2d(w.tensor<unsigned char>(ctx, kTensorA), x_map, w.full_bar(), k0, row_a);
+      unsigned char* b = w.b<unsigned char>(ctx);
+      pl::tma_load_2d(w.a<unsigned char>(ctx), x_map, w.full_bar(), k0, row_a);
       pl::tma_load_2d(b, w_map, w.full_bar(), k0, row_b);
       pl::tma_load_2d(b + b_block_bytes, w_map, w.full_bar(), k0, row_b + static_cast<int>(b_stride));
       w.advance();

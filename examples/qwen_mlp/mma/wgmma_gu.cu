@@ -21,7 +21,14 @@
 //   contract_narrow.toml  tile 128 x 80, -DGU_TILE_N=80: 320 column tiles, M = 256 in 4.85 waves
 //   contract_small.toml   tile 64 x 104, one warpgroup, -DGU_TILE_N=104 -DGU_SPLIT_N=1
 //                         -DGU_INSTANCES=1: decode-sized M, where the weight stream is the cost
-#include "pipelink/device.cuh"
+// and the MoE layer's ../../moe/gemm/mma_gu.toml and mma_down.toml use the default object.
+//
+// wgmma_gu.contract.h is generated from all six contracts (pipelink header; see
+// scripts/regen_headers.sh): their common part, i.e. the names and order of the param, ports,
+// tensors and barrier, the arrive modes, and [warps] count. What differs between them (the tile,
+// the instances, the register budget) is compiled in from the -D switches below, so this source
+// declares those records itself, from the constants it uses.
+#include "wgmma_gu.contract.h"
 
 #include "wgmma_ops.cuh"
 
@@ -44,10 +51,7 @@ constexpr unsigned kAcc = kCols / 2;  // f32 accumulator registers per thread pe
 static_assert(kTileM == (kSplitN ? 64u : 64u * kInstances), "64 rows per warpgroup");
 static_assert(kTileK * 2 == 128, "K slices are 128 bytes: one 128-byte swizzle row");
 
-enum : unsigned { kParamK = 0 };
-enum : unsigned { kPortAB = 0, kPortAcc = 1 };
-enum : unsigned { kTensorA = 0, kTensorB = 1, kTensorAcc = 0 };
-enum : unsigned { kBarWg = 0 };
+namespace C = pl_contract::wgmma_gu_main;
 
 // Shared-memory matrix descriptor for a K-major operand with the 128-byte swizzle: rows of 128
 // bytes, 8-row groups 1024 bytes apart (SBO), leading-byte offset unused (1), swizzle mode 1.
@@ -84,33 +88,31 @@ __device__ __forceinline__ unsigned pack_bf16(float lo, float hi) {
 }
 }  // namespace wgmma_gu
 
-// What this code compiles in, checked against each variant's contract by the linker.
+// What this code compiles in beyond the header's records (PL_WARPS, PL_ARRIVE for ab and acc),
+// checked against each variant's contract by the linker: the values that differ between them.
 PL_PROVIDE(wgmma_gu_main, tile_m, wgmma_gu::kTileM);
 PL_PROVIDE(wgmma_gu_main, tile_n, wgmma_gu::kTileN);
 PL_PROVIDE(wgmma_gu_main, tile_k, wgmma_gu::kTileK);
-PL_WARPS(wgmma_gu_main, 4);
 PL_INSTANCES(wgmma_gu_main, wgmma_gu::kInstances);
 PL_REGISTERS(wgmma_gu_main, 216);        // the accumulators fit in 216 (MoE runs it with 216, Qwen with 232)
-PL_ARRIVE(wgmma_gu_main, ab, warp);      // lane 0 of each warp releases
-PL_ARRIVE(wgmma_gu_main, acc, one);      // one thread per instance commits
 
 PL_COMPONENT(wgmma_gu_main) {
   using namespace wgmma_gu;
   const unsigned lane = threadIdx.x & 31u, warp = ctx.warp();
-  const unsigned k_tiles = ctx.u32(kParamK) / kTileK;
+  const unsigned k_tiles = C::param::K::get(ctx) / kTileK;
   // This warpgroup's part of the tile: 64 rows from row0, kCols columns of each block from col0.
   const unsigned row0 = kSplitN ? 0u : ctx.slots->instance * 64u;
   const unsigned col0 = kSplitN ? ctx.slots->instance * kCols : 0u;
 
-  pl::PipeReader ab(ctx, kPortAB);
-  pl::PipeWriter out(ctx, kPortAcc);
+  C::In_ab ab(ctx);
+  C::Out_acc out(ctx);
   float gate[kAcc], up[kAcc];
   pl::Tile t;
   for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
     for (unsigned kt = 0; kt < k_tiles; ++kt) {
       ab.wait();
-      const unsigned a = pl::smem_addr(ab.tensor<unsigned char>(ctx, kTensorA)) + row0 * 128u;
-      const unsigned b = pl::smem_addr(ab.tensor<unsigned char>(ctx, kTensorB));
+      const unsigned a = pl::smem_addr(ab.a<unsigned char>(ctx)) + row0 * 128u;
+      const unsigned b = pl::smem_addr(ab.b<unsigned char>(ctx));
       wgmma_fence();
 #pragma unroll
       for (unsigned k = 0; k < kTileK / 16; ++k) {
@@ -122,15 +124,14 @@ PL_COMPONENT(wgmma_gu_main) {
       wgmma_wait_all();
       fence_operands(gate);
       fence_operands(up);
-      __syncwarp();
-      if (lane == 0) ab.release();  // arrive = "warp": the stage's wgmma reads are complete
+      ab.release(ctx);  // arrive = "warp": the stage's wgmma reads are complete; __syncwarp(), lane 0
       ab.advance();
     }
 
     // Accumulator (n8 block j, register 4j + 2h + e) is row row0 + 16 warp + lane/4 + 8h, column
     // col0 + 8j + 2 (lane % 4) + e of each block.
     out.acquire();
-    unsigned char* stage = out.tensor<unsigned char>(ctx, kTensorAcc);
+    unsigned char* stage = out.tile<unsigned char>(ctx);
     const unsigned r = row0 + warp * 16u + (lane >> 2);
     const unsigned row_bytes = 2u * kTileN * 2u;
 #pragma unroll
@@ -144,9 +145,9 @@ PL_COMPONENT(wgmma_gu_main) {
         *u = pack_bf16(up[4 * j + 2 * h], up[4 * j + 2 * h + 1]);
       }
     }
-    pl::fence_async_shared();  // the consumer may read "acc" through the async proxy (TMA store)
-    pl::named_barrier_sync(ctx.slots->bar[kBarWg], ctx.slots->bar_threads[kBarWg]);
-    if (ctx.thread() == 0) out.commit();  // arrive = "one" per warpgroup
+    // arrive = "one" per warpgroup: each thread fences its stores (the consumer may read "acc"
+    // through the async proxy, a TMA store), named barrier wg_sync, then thread 0 arrives.
+    out.commit(ctx);
     out.advance();
   }
 }

@@ -7,13 +7,11 @@
 //
 // Assumes: out_map is a 2-D tensor map over the output [rows, cols] whose box equals the stage
 // shape, no swizzle. Rows past the end of the output are clipped by TMA.
-#include "pipelink/device.cuh"
+#include "tma_store.contract.h"  // pipelink header contract.toml: names, pipe operations, records
 
 PL_FACT_DECL(unsigned, tile_m);
 
 namespace tma_store {
-enum : unsigned { kParamOut = 0 };
-enum : unsigned { kPortOut = 0 };
 __device__ __forceinline__ void store_2d(const pl::TensorMap* map, const void* src, int c0, int c1) {
   asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];"
                ::"l"(map), "r"(pl::smem_addr(src)), "r"(c0), "r"(c1) : "memory");
@@ -23,26 +21,22 @@ __device__ __forceinline__ void wait_reads() { asm volatile("cp.async.bulk.wait_
 __device__ __forceinline__ void wait_all() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
 }  // namespace tma_store
 
-// What this code compiles in, checked against contract.toml by the linker.
-PL_WARPS(tma_store_main, 1);
-PL_REGISTERS(tma_store_main, 40);
-PL_ARRIVE(tma_store_main, out, one);
-
 PL_COMPONENT(tma_store_main) {
   using namespace tma_store;
+  namespace C = pl_contract::tma_store_main;
   if ((threadIdx.x & 31u) != 0) return;
-  const pl::TensorMap* map = ctx.tmap(kParamOut);
+  const pl::TensorMap* map = C::param::out_map::get(ctx);
   pl::prefetch_tmap(map);
-  pl::PipeReader r(ctx, kPortOut);
-  const unsigned rows = r.p->rows[0], cols = r.p->cols[0];
+  C::In_out r(ctx);
+  const unsigned rows = r.rows(C::In_out::tensor::tile::index), cols = r.cols(C::In_out::tensor::tile::index);
   const unsigned per_tile = PL_FACT(tile_m) / rows;
   pl::Tile t;
   for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
     for (unsigned s = 0; s < per_tile; ++s) {
       r.wait();
-      store_2d(map, r.tensor<unsigned char>(ctx, 0), static_cast<int>(t.n * cols), static_cast<int>(t.m * PL_FACT(tile_m) + s * rows));
+      store_2d(map, r.tile<unsigned char>(ctx), static_cast<int>(t.n * cols), static_cast<int>(t.m * PL_FACT(tile_m) + s * rows));
       wait_reads();  // the stage may be refilled once TMA has read it
-      r.release();
+      r.release_elected();  // arrive = "one": this is the instance's only working thread
       r.advance();
     }
   }

@@ -6,15 +6,14 @@
 // bf16: the same arithmetic as a SwiGLU applied to a bf16 GEMM output. 16-byte shared loads and
 // stores, consecutive threads on consecutive 16-byte chunks of a row. Rows at or past M (padding
 // of a partial tile, which the store clips anyway) are skipped.
-#include "pipelink/device.cuh"
+#include "swiglu_epilogue.contract.h"  // pipelink header contract.toml: names, pipe operations, records
 
 PL_FACT_DECL(unsigned, tile_m);
 PL_FACT_DECL(unsigned, tile_n);
 
 namespace swiglu_epilogue {
-enum : unsigned { kPortAcc = 0, kPortOut = 1 };
-enum : unsigned { kParamM = 0 };
-constexpr unsigned kOutRows = 64;
+namespace C = pl_contract::swiglu_epilogue_main;
+constexpr unsigned kOutRows = C::Out_out::tensor::tile::rows;  // 64
 
 __device__ __forceinline__ float bf16_lo(unsigned v) { return __uint_as_float(v << 16); }
 __device__ __forceinline__ float bf16_hi(unsigned v) { return __uint_as_float(v & 0xFFFF0000u); }
@@ -29,27 +28,23 @@ __device__ __forceinline__ unsigned swiglu2(unsigned g, unsigned u) {
 }
 }  // namespace swiglu_epilogue
 
-// What this code compiles in, checked against contract.toml by the linker.
-PL_WARPS(swiglu_epilogue_main, 2);
-PL_REGISTERS(swiglu_epilogue_main, 40);
-PL_ARRIVE(swiglu_epilogue_main, acc, warp);
-PL_ARRIVE(swiglu_epilogue_main, out, warp);
+// What this code compiles in beyond the header's records, checked against contract.toml.
 PL_ROWS(swiglu_epilogue_main, out, tile, swiglu_epilogue::kOutRows);
 
 PL_COMPONENT(swiglu_epilogue_main) {
   using namespace swiglu_epilogue;
   const unsigned tile_m = PL_FACT(tile_m), tile_n = PL_FACT(tile_n);
   const unsigned chunks = tile_n / 8;  // 16-byte chunks per output row
-  const unsigned M = ctx.u32(kParamM);
-  pl::PipeReader in(ctx, kPortAcc);
-  pl::PipeWriter out(ctx, kPortOut);
+  const unsigned M = C::param::M::get(ctx);
+  C::In_acc in(ctx);
+  C::Out_out out(ctx);
   pl::Tile t;
   for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
     in.wait();
-    const unsigned char* acc = in.tensor<unsigned char>(ctx, 0);
+    const unsigned char* acc = in.tile<unsigned char>(ctx);
     for (unsigned half = 0; half < tile_m / kOutRows; ++half) {
       out.acquire();
-      uint4* dst = out.tensor<uint4>(ctx, 0);
+      uint4* dst = out.tile<uint4>(ctx);
       const unsigned first = t.m * tile_m + half * kOutRows;
       const unsigned rows = first >= M ? 0u : (M - first < kOutRows ? M - first : kOutRows);
       for (unsigned v = ctx.thread(); v < rows * chunks; v += ctx.threads()) {
@@ -58,13 +53,10 @@ PL_COMPONENT(swiglu_epilogue_main) {
         const uint4 u = *reinterpret_cast<const uint4*>(acc + (row * 2u * tile_n + tile_n + c * 8u) * 2u);
         dst[v] = make_uint4(swiglu2(g.x, u.x), swiglu2(g.y, u.y), swiglu2(g.z, u.z), swiglu2(g.w, u.w));
       }
-      pl::fence_async_shared();  // "out" is read by a TMA store (async proxy)
-      __syncwarp();
-      if ((threadIdx.x & 31u) == 0) out.commit();  // arrive = "warp"
+      out.commit(ctx);  // arrive = "warp": fence (a TMA store may read "out"), __syncwarp(), lane 0
       out.advance();
     }
-    __syncwarp();
-    if ((threadIdx.x & 31u) == 0) in.release();  // arrive = "warp"
+    in.release(ctx);  // arrive = "warp": __syncwarp(), lane 0
     in.advance();
   }
 }

@@ -1,11 +1,9 @@
 // Test component (GPU checked-timeout test): claims the "t" pipe's producer end but never fills a
 // stage, so its consumer's first wait can never complete. In a PL_CHECKED link that wait must time
 // out, name the pipe, stage and phase, and let the kernel end instead of hanging the GPU.
-#include "pipelink/device.cuh"
+#include "idle_source.contract.h"  // pipelink header idle_source.toml: records (warps, arrive)
 
 PL_PROVIDE_LINKED(idle_source_main, rows);
 PL_PROVIDE_LINKED(idle_source_main, cols);
-PL_WARPS(idle_source_main, 1);
-PL_ARRIVE(idle_source_main, t, one);
 
 PL_COMPONENT(idle_source_main) { (void)ctx; }

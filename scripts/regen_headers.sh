@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Regenerates every checked-in contract header (pipelink header; see docs/components.md, "The
+# generated contract header"): <source>.contract.h beside the component's source, from its
+# contract, or from all the contracts of a source that serves several (their common part).
+#   bash scripts/regen_headers.sh [pipelink]            rewrite the checked-in headers
+#   bash scripts/regen_headers.sh --check [pipelink]    regenerate into a temporary directory and
+#                                                       diff (the ctest headers_up_to_date)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+check=0
+if [ "${1:-}" = --check ]; then check=1; shift; fi
+PL=${1:-build/pipelink}
+E=examples
+# header | the contracts it is generated from (paths from the repository root)
+HEADERS=(
+  "$E/gemm/loader/tma_loader.contract.h|$E/gemm/loader/contract.toml"
+  "$E/gemm/mma/mma_consumer.contract.h|$E/gemm/mma/contract.toml"
+  "$E/gemm/writer/tile_writer.contract.h|$E/gemm/writer/contract.toml"
+  "$E/guide/scale_epilogue.contract.h|$E/guide/contract.toml"
+  "$E/qwen_mlp/loader/gu_loader.contract.h|$E/qwen_mlp/loader/contract.toml $E/qwen_mlp/loader/contract_narrow.toml $E/qwen_mlp/loader/contract_small.toml"
+  "$E/qwen_mlp/mma/wgmma_gu.contract.h|$E/qwen_mlp/mma/contract.toml $E/qwen_mlp/mma/contract_medium.toml $E/qwen_mlp/mma/contract_narrow.toml $E/qwen_mlp/mma/contract_small.toml $E/moe/gemm/mma_gu.toml $E/moe/gemm/mma_down.toml"
+  "$E/qwen_mlp/store/tma_store.contract.h|$E/qwen_mlp/store/contract.toml"
+  "$E/qwen_mlp/swiglu/swiglu_epilogue.contract.h|$E/qwen_mlp/swiglu/contract.toml"
+  "$E/moe/activation/moe_swiglu.contract.h|$E/moe/activation/contract.toml"
+  "$E/moe/combine/moe_combine.contract.h|$E/moe/combine/contract.toml"
+  "$E/moe/dispatch/moe_a_loader.contract.h|$E/moe/dispatch/a_loader.toml"
+  "$E/moe/dispatch/moe_gather.contract.h|$E/moe/dispatch/gather.toml"
+  "$E/moe/gemm/moe_w_loader.contract.h|$E/moe/gemm/w_loader.toml"
+  "tests/gpu/transfer/tile_source.contract.h|tests/gpu/transfer/source.toml"
+  "tests/gpu/transfer/tile_sink.contract.h|tests/gpu/transfer/sink.toml"
+  "tests/gpu/checked/idle_source.contract.h|tests/gpu/checked/idle_source.toml"
+)
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fail=0
+for h in "${HEADERS[@]}"; do
+  out=${h%%|*}; contracts=${h#*|}
+  # shellcheck disable=SC2086
+  if [ $check = 1 ]; then
+    mkdir -p "$tmp/$(dirname "$out")"
+    "$PL" header $contracts -o "$tmp/$out" || { echo "FAIL: pipelink header $contracts"; fail=1; continue; }
+    if ! diff -u "$out" "$tmp/$out"; then
+      echo "FAIL: $out is not what its contracts generate (above: - checked in, + generated). Regenerate it:"
+      echo "  bash scripts/regen_headers.sh    # or: $PL header $contracts -o $out"
+      fail=1
+    fi
+  else
+    "$PL" header $contracts -o "$out"
+    echo "wrote $out"
+  fi
+done
+[ $check = 1 ] && [ $fail = 0 ] && echo "ok: ${#HEADERS[@]} contract headers up to date"
+exit $fail
