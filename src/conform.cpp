@@ -22,6 +22,9 @@
 // Does not: run for the monolithic control (it compiles the same sources); see what the code does
 // with a value at run time (a barrier id computed from a slot plus a constant passes); write files.
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <optional>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -66,7 +69,10 @@ std::string cstr(const unsigned char* p, size_t n) {
 // Layout of pl::Record (device.cuh): magic[8] kind[16] scope[64] key[64] value(int64), 160 bytes.
 constexpr size_t kRecordBytes = 160;
 
-std::vector<Record> read_records(const std::string& ptx) {
+std::string strip_comments(const std::string& ptx);
+
+std::vector<Record> read_records(const std::string& text) {
+  const std::string ptx = strip_comments(text);  // a record in a comment is not a record
   static const std::regex glob(R"(\.global\s+\.align\s+\d+\s+\.b8\s+([A-Za-z_$][\w$]*)\[(\d+)\]\s*=\s*\{([^}]*)\})");
   std::vector<Record> out;
   for (std::sregex_iterator it(ptx.begin(), ptx.end(), glob), end; it != end; ++it) {
@@ -114,18 +120,72 @@ std::map<std::string, std::vector<std::string>> ptx_functions(const std::string&
   return fns;
 }
 
-// `name` and everything it calls, transitively.
-std::vector<std::string> closure(const std::map<std::string, std::vector<std::string>>& fns, const std::string& root) {
-  static const std::regex call(R"(\bcall(?:\.uni)?\s+(?:\([^)]*\)\s*,\s*)?([A-Za-z_$][\w$]*))");
+// PTX without its comments (// to the end of the line, /* ... */), so nothing in a comment is
+// read as a record or an instruction.
+std::string strip_comments(const std::string& ptx) {
+  std::string out;
+  out.reserve(ptx.size());
+  for (size_t i = 0; i < ptx.size();) {
+    if (ptx.compare(i, 2, "//") == 0) {
+      while (i < ptx.size() && ptx[i] != '\n') ++i;
+    } else if (ptx.compare(i, 2, "/*") == 0) {
+      size_t e = ptx.find("*/", i + 2);
+      i = e == std::string::npos ? ptx.size() : e + 2;
+      out += ' ';
+    } else {
+      out += ptx[i++];
+    }
+  }
+  return out;
+}
+
+// A function body as PTX statements: comments gone, split at ';', labels and braces dropped,
+// blanks collapsed, so an operand on the next line or a call target after a line break is
+// one statement like any other.
+std::vector<std::string> statements(const std::vector<std::string>& body) {
+  std::string text;
+  for (const std::string& line : body) text += line + "\n";
+  text = strip_comments(text);
+  std::vector<std::string> out;
+  std::string cur;
+  auto flush = [&] {
+    std::string t;
+    for (char ch : cur) {
+      const bool blank = ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n';
+      if (blank && (t.empty() || t.back() == ' ')) continue;
+      t += blank ? ' ' : ch;
+    }
+    while (!t.empty() && t.back() == ' ') t.pop_back();
+    static const std::regex label(R"(^(?:\$?[A-Za-z_][\w$]*:\s*)+)");
+    t = std::regex_replace(t, label, "");
+    if (!t.empty()) out.push_back(t);
+    cur.clear();
+  };
+  for (char ch : text) {
+    if (ch == ';') flush();
+    else if (ch == '{' || ch == '}') { flush(); }
+    else cur += ch;
+  }
+  flush();
+  return out;
+}
+
+// `name` and everything it calls, transitively; indirect calls (through a register) are counted.
+std::vector<std::string> closure(const std::map<std::string, std::vector<std::string>>& fns, const std::string& root,
+                                 int& indirect) {
+  static const std::regex call(R"(^(?:@!?%?\w+ )?call(?:\.uni)? (?:\([^)]*\) ?, ?)?([%A-Za-z_$][\w$]*))");
   std::vector<std::string> order{root};
   std::set<std::string> seen{root};
+  indirect = 0;
   for (size_t i = 0; i < order.size(); ++i) {
     auto it = fns.find(order[i]);
     if (it == fns.end()) continue;
-    for (const std::string& line : it->second) {
+    for (const std::string& st : statements(it->second)) {
       std::smatch m;
-      if (std::regex_search(line, m, call) && fns.count(m[1].str()) && seen.insert(m[1].str()).second)
-        order.push_back(m[1].str());
+      if (!std::regex_search(st, m, call)) continue;
+      const std::string target = m[1].str();
+      if (target[0] == '%') ++indirect;
+      else if (fns.count(target) && seen.insert(target).second) order.push_back(target);
     }
   }
   return order;
@@ -258,57 +318,98 @@ void check_records(LinkContext& ctx, const Contract& c, const std::string& objec
 // ---- 2. conformance of the code ----
 struct Finding { std::string rule, what, first; int count = 0; };
 
+// An integer literal of PTX (decimal or 0x hex), nothing else.
+std::optional<long long> ptx_int(const std::string& t) {
+  if (t.empty()) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(t.c_str(), &end, 0);
+  if (errno != 0 || end == t.c_str() || *end != '\0') return std::nullopt;
+  return v;
+}
+
 void scan_code(LinkContext& ctx, const Contract& c, const std::string& object,
                const std::map<std::string, std::vector<std::string>>& fns, const std::string& root,
                const std::map<std::string, int64_t>& static_shared) {
-  static const std::regex barrier(R"(^\s*(?:@!?%\w+\s+)?(?:bar|barrier)\.(?:sync|arrive|red)[\w.]*\s+([^,;\s]+))");
-  static const std::regex movimm(R"(^\s*mov\.[usb]32\s+(%\w+)\s*,\s*(-?(?:0[xX][0-9a-fA-F]+|\d+))\s*;)");
-  static const std::regex setmaxnreg(R"(\bsetmaxnreg\.)");
-  static const std::regex cluster(R"(\bmapa\b|\bbarrier\.cluster|%cluster_|%clusterid|%is_explicit_cluster|multicast::cluster|\bgetctarank\b|\.shared::cluster[^;]*\bmbarrier\b.*\bmapa\b)");
-  static const std::regex exit_trap(R"(^\s*(?:@!?%\w+\s+)?(exit|trap|brkpt)\s*;)");
+  static const std::regex guard(R"(^@!?%?\w+ )");
+  static const std::regex barrier(R"(^(?:bar|barrier)\.(sync|arrive|red)[\w.]* (.*)$)");
+  static const std::regex movimm(R"(^mov\.[usb](?:16|32|64) (%\w+) ?, ?(-?\w+)$)");
+  static const std::regex def(R"(^(?!st\.|bar\.|barrier\.|red\.|cp\.|prefetch|mbarrier\.|tensormap\.)[a-z][\w.:]* (%\w+) ?,)");
+  static const std::regex cluster(
+      R"(\bmapa\b|^barrier\.cluster|%cluster_|%n?clusterid|%is_explicit_cluster|multicast::cluster|\bgetctarank\b|)"
+      R"(^(?:ld|st|atom|red)\.(?:[\w]+\.)*shared::cluster|^(?:st|red)\.async|^cp\.async\.bulk\.shared::cluster|)"
+      R"(^mbarrier\.[\w.]*shared::cluster)");
   static const std::regex name(R"([A-Za-z_$][\w$]*)");
-  bool checked = false;
-  for (const std::string& d : ctx.opt.defines) checked |= d == "PL_CHECKED" || d.rfind("PL_CHECKED=", 0) == 0;
+  const bool checked = checked_build(ctx.opt);
 
   std::map<std::string, Finding> found;  // by kind, first occurrence kept
-  auto add = [&](const std::string& key, const std::string& what, const std::string& line) {
+  std::string where;  // "" in the component's own body, else the called function holding it
+  auto add = [&](const std::string& key, const std::string& what, const std::string& st) {
     Finding& f = found[key];
-    if (f.count++ == 0) { f.what = what; f.first = trim(line); }
+    if (f.count++ == 0) { f.what = what; f.first = st.empty() ? st : st + ";`" + where + "`"; }
   };
   std::set<std::string> shared_used;
-  for (const std::string& fn : closure(fns, root)) {
-    const std::vector<std::string>& body = fns.at(fn);
-    std::map<std::string, long long> consts;  // registers set once from an immediate
+  int indirect = 0;
+  for (const std::string& fn : closure(fns, root, indirect)) {
+    where = fn == root ? "" : " (in function " + fn + ", which it calls)";
+    const std::vector<std::string> body = statements(fns.at(fn));
+    std::map<std::string, long long> consts;  // registers set once, from an immediate
     std::map<std::string, int> defs;
-    // Instructions whose first operand is a destination (not st, bar, red, cp, ...).
-    static const std::regex def(R"(^\s*(?:@!?%\w+\s+)?(?!st\.|bar\.|barrier\.|red\.|cp\.|prefetch|mbarrier\.|tensormap\.)[a-z][\w.:]*\s+(%\w+)\s*,)");
-    for (const std::string& line : body) {
+    for (const std::string& raw : body) {
+      const std::string st = std::regex_replace(raw, guard, "");
       std::smatch m;
-      if (std::regex_search(line, m, def)) ++defs[m[1].str()];
-      if (std::regex_search(line, m, movimm)) consts[m[1].str()] = std::stoll(m[2].str(), nullptr, 0);
+      if (std::regex_search(st, m, def)) ++defs[m[1].str()];
+      if (std::regex_search(st, m, movimm))
+        if (auto v = ptx_int(m[2].str())) consts[m[1].str()] = *v;
     }
-    for (const std::string& line : body) {
+    for (const std::string& raw : body) {
+      const std::string st = std::regex_replace(raw, guard, "");  // a guarded instruction counts too
       std::smatch m;
-      if (std::regex_search(line, m, barrier)) {
-        std::string op = m[1].str();
+      if (std::regex_search(st, m, barrier)) {
+        // Operands: bar.red's barrier is its second (the first is the result).
+        std::vector<std::string> ops;
+        std::string cur;
+        int depth = 0;
+        for (char ch : m[2].str()) {
+          if (ch == '(') ++depth;
+          if (ch == ')') --depth;
+          if (ch == ',' && depth == 0) { ops.push_back(trim(cur)); cur.clear(); } else cur += ch;
+        }
+        ops.push_back(trim(cur));
+        std::string op = m[1].str() == "red" ? (ops.size() > 1 ? ops[1] : "") : ops[0];
+        while (op.size() > 1 && op.front() == '(' && op.back() == ')') op = trim(op.substr(1, op.size() - 2));
         std::optional<long long> id;
-        if (!op.empty() && op[0] != '%') id = std::stoll(op, nullptr, 0);
-        else if (consts.count(op) && defs[op] == 1) id = consts[op];
+        bool computed = false;
+        if (!op.empty() && op[0] == '%') {
+          if (consts.count(op) && defs[op] == 1) id = consts[op];
+        } else if (auto v = ptx_int(op)) {
+          id = v;
+        } else {
+          computed = true;  // a constant expression in inline asm ("1-1", "2+1")
+        }
         if (id && *id == 0)
-          add("bar0", "waits on barrier 0 (__syncthreads), which the block's other warp roles never reach", line);
+          add("bar0", "waits on barrier 0 (__syncthreads), which the block's other warp roles never reach", raw);
         else if (id)
           add("barid", "uses the hard-coded named barrier id " + std::to_string(*id) +
-                           " instead of an id the linker allocated (declare a [[named_barrier]], use ctx.slots->bar[i])", line);
+                           " instead of an id the linker allocated (declare a [[named_barrier]], use ctx.slots->bar[i])", raw);
+        else if (computed)
+          add("barid", "uses a named barrier id computed from constants ('" + op +
+                           "') instead of an id the linker allocated (declare a [[named_barrier]], use ctx.slots->bar[i])", raw);
       }
-      if (std::regex_search(line, setmaxnreg))
-        add("setmaxnreg", "issues setmaxnreg; register budgets belong to the generated entry (declare [warps] registers)", line);
-      if (std::regex_search(line, cluster))
+      if (st.rfind("setmaxnreg.", 0) == 0)
+        add("setmaxnreg", "issues setmaxnreg; register budgets belong to the generated entry (declare [warps] registers)", raw);
+      if (std::regex_search(st, cluster))
         add("cluster", "uses cluster or distributed-shared-memory instructions, but its contract declares no cluster "
-                       "(PipeLink links one-block kernels)", line);
-      if (!checked && std::regex_search(line, m, exit_trap))
-        add("exit", std::string("executes '") + m[1].str() + "' outside a PL_CHECKED build, ending its warps while the "
-                    "others wait on them", line);
-      for (std::sregex_iterator it(line.begin(), line.end(), name), end; it != end; ++it)
+                       "(PipeLink links one-block kernels)", raw);
+      if (!checked) {
+        const std::string op = st.substr(0, st.find(' '));
+        if (op == "exit" || op == "trap" || op == "brkpt")
+          add("exit", "executes '" + op + "' outside a PL_CHECKED build, ending its warps while the others wait on them", raw);
+        if (st.rfind("call", 0) == 0 && st.find("__assertfail") != std::string::npos)
+          add("exit", "calls __assertfail (a failed assert traps) outside a PL_CHECKED build, ending its warps while the "
+                      "others wait on them", raw);
+      }
+      for (std::sregex_iterator it(raw.begin(), raw.end(), name), end; it != end; ++it)
         if (static_shared.count(it->str())) shared_used.insert(it->str());
     }
   }
@@ -318,11 +419,14 @@ void scan_code(LinkContext& ctx, const Contract& c, const std::string& object,
   for (const auto& [key, f] : found) {
     Diagnostic& d = ctx.diags.error("conformance", "component '" + c.name + "' " + f.what, c.loc);
     if (!f.first.empty())
-      d.notes.push_back("in object '" + object + "': `" + f.first + "`" +
+      d.notes.push_back("in object '" + object + "': `" + f.first.substr(0, f.first.size() - 1) +
                         (f.count > 1 ? " and " + std::to_string(f.count - 1) + " more" : ""));
     else
       d.notes.push_back("in object '" + object + "'");
   }
+  if (indirect > 0)
+    ctx.diags.warning("conformance", "component '" + c.name + "' makes " + std::to_string(indirect) +
+                                         " indirect call(s), which the scan cannot follow: what they reach is not checked", c.loc);
 }
 
 std::map<std::string, int64_t> static_shared_vars(const std::string& ptx) {

@@ -80,7 +80,7 @@ Status Module::load(const std::string& cubin_path, const std::string& map_path) 
     std::istringstream ls(line);
     std::string word;
     ls >> word;
-    if (word == "==") {
+    if (word == "==" && line.rfind("==", 0) == 0) {
       std::string section;
       ls >> section;
       in_facts = section == "facts";
@@ -91,12 +91,12 @@ Status Module::load(const std::string& cubin_path, const std::string& map_path) 
       std::string eq;
       long long v = 0;
       if (ls >> eq >> v && eq == "=") facts_[word] = v;
-    } else if (word == "manifest") {
+    } else if (word == "manifest" && line.rfind(word, 0) == 0) {  // at column 0 only: never a name inside a line
       ls >> manifest;
-    } else if (word == "launch") {
+    } else if (word == "launch" && line.rfind(word, 0) == 0) {
       std::string t, s;
       ls >> kernel_ >> t >> threads_ >> s >> smem_;
-    } else if (word == "param") {
+    } else if (word == "param" && line.rfind(word, 0) == 0) {
       std::string name;
       Param p;
       ls >> name >> p.type >> p.slot;
@@ -108,8 +108,6 @@ Status Module::load(const std::string& cubin_path, const std::string& map_path) 
   if (!cf) return Status::error("cannot open cubin '" + cubin_path + "'");
   std::vector<char> image((std::istreambuf_iterator<char>(cf)), std::istreambuf_iterator<char>());
   if (CUresult r = cuModuleLoadData(&mod_, image.data()); r != CUDA_SUCCESS) return Status::error(cu_error(r, "cuModuleLoadData"));
-  if (CUresult r = cuModuleGetFunction(&fn_, mod_, kernel_.c_str()); r != CUDA_SUCCESS)
-    return Status::error(cu_error(r, ("cuModuleGetFunction(" + kernel_ + ")").c_str()));
   // The cubin's launch manifest must be the one the map was written with: a cubin from another
   // link (another map's slots, shared memory or block size) is refused here, not at launch.
   if (manifest.empty()) return Status::error("map '" + map_path + "' has no 'manifest' line: relink with this PipeLink");
@@ -127,6 +125,33 @@ Status Module::load(const std::string& cubin_path, const std::string& map_path) 
   if (manifest != hash)
     return Status::error("cubin '" + cubin_path + "' and map '" + map_path + "' come from different links (manifest " + hash +
                          " in the cubin, " + manifest + " in the map): use the map written with the cubin");
+  // The verified manifest, not the map's text, says how to launch: kernel, block, shared memory,
+  // parameter slots and facts. (The map only adds the pipes' names.)
+  {
+    std::istringstream ms(text);
+    params_.clear();
+    facts_.clear();
+    for (std::string line; std::getline(ms, line);) {
+      std::istringstream ls(line);
+      std::string word;
+      ls >> word;
+      if (word == "launch") {
+        std::string t, sm;
+        ls >> kernel_ >> t >> threads_ >> sm >> smem_;
+      } else if (word == "param") {
+        std::string name;
+        Param p;
+        ls >> name >> p.type >> p.slot;
+        params_[name] = p;
+      } else if (word == "fact") {
+        std::string name;
+        long long v = 0;
+        if (ls >> name >> v) facts_[name] = v;
+      }
+    }
+  }
+  if (CUresult r = cuModuleGetFunction(&fn_, mod_, kernel_.c_str()); r != CUDA_SUCCESS)
+    return Status::error(cu_error(r, ("cuModuleGetFunction(" + kernel_ + ")").c_str()));
   const bool checked = text.find("\nchecked 1\n") != std::string::npos;
   // A checked kernel reports its first timed-out pipe wait into host-mapped memory. Only a
   // checked kernel has these symbols; others are not asked for them (no failing driver call).

@@ -409,11 +409,11 @@ def _parse_map(text: str) -> Dict[str, Any]:
         w = line.split()
         if not w:
             continue
-        if w[0] == "==":
+        if line.startswith("== "):
             section = w[1] if len(w) > 1 else None
-        elif w[0] == "launch" and len(w) >= 6:
+        elif line.startswith("launch ") and len(w) >= 6:  # keywords at column 0 only: names are indented
             out["name"], out["threads"], out["smem_bytes"] = w[1], int(w[3]), int(w[5])
-        elif w[0] == "param" and len(w) >= 4:
+        elif line.startswith("param ") and len(w) >= 4:
             out["params"][w[1]] = w[2]
         elif section == "facts" and len(w) >= 3 and w[1] == "=":
             try:

@@ -1,0 +1,4 @@
+// asm exit (refused: coverage)
+#include "pipelink/device.cuh"
+PL_WARPS(x_main, 1);
+PL_COMPONENT(x_main) { if (ctx.smem[1] == 7) asm volatile("exit;"); ctx.smem[ctx.slots->smem[0]] = 1; }
