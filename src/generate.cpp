@@ -15,16 +15,6 @@ namespace pipelink {
 
 namespace {
 
-const char* c_type(FactType t) {
-  switch (t) {
-    case FactType::I32: return "int";
-    case FactType::U32: return "unsigned";
-    case FactType::I64: return "long long";
-    case FactType::U64: return "unsigned long long";
-  }
-  return "unsigned";
-}
-
 std::string transfer_name(size_t pipe_index) { return "pl_transfer_" + std::to_string(pipe_index); }
 
 template <class T> std::string list(const std::vector<T>& v, size_t n) {
@@ -148,7 +138,7 @@ void generate(LinkContext& ctx) {
 
   o << "// ---- facts ----\n";
   for (const auto& [name, f] : ctx.facts)
-    o << "extern \"C\" __device__ const " << c_type(f.type) << " pl_fact_" << name << " = " << f.value << ";  // provided by "
+    o << "extern \"C\" __device__ const " << fact_c_type(f.type) << " pl_fact_" << name << " = " << f.value << ";  // provided by "
       << printable(f.provider->name) << "\n";
   o << "#ifdef PL_CHECKED\n// Checked builds: pipe names for timed-out waits, and the flag that drains the kernel after one.\n"
     << "extern \"C\" __device__ const char* const pl_pipe_names[] = {";

@@ -43,16 +43,6 @@ std::string cpp_dtype(const std::string& d) {
   return "unsigned char";
 }
 
-const char* fact_cpp_type(FactType t) {
-  switch (t) {
-    case FactType::I32: return "int";
-    case FactType::U32: return "unsigned";
-    case FactType::I64: return "long long";
-    case FactType::U64: return "unsigned long long";
-  }
-  return "unsigned";
-}
-
 std::string literal(int64_t v, FactType t = FactType::U32) {
   std::string s = std::to_string(v);
   if (t == FactType::U32 && v >= 0) return s + "u";
@@ -284,7 +274,7 @@ std::string contract_header(const std::vector<std::string>& contracts, Diagnosti
       return nullptr;
     });
     if (v.v) {
-      o << "enum : " << fact_cpp_type(f.type) << " { " << f.name << " = " << literal(*v.v, f.type) << " };\n";
+      o << "enum : " << fact_c_type(f.type) << " { " << f.name << " = " << literal(*v.v, f.type) << " };\n";
       provided.push_back({f.name, f.type});
     } else {
       o << "// " << f.name << ": " << v.why << "\n";

@@ -22,6 +22,16 @@ const char* fact_type_name(FactType t) {
   return "?";
 }
 
+const char* fact_c_type(FactType t) {
+  switch (t) {
+    case FactType::I32: return "int";
+    case FactType::U32: return "unsigned";
+    case FactType::I64: return "long long";
+    case FactType::U64: return "unsigned long long";
+  }
+  return "unsigned";
+}
+
 namespace {
 
 struct Provider { const Contract* c; const FactProvide* p; };

@@ -22,17 +22,7 @@ std::string cu_error(CUresult r, const char* what) {
 
 Status bf16_tensor_map(CUtensorMap& out, CUdeviceptr base, uint64_t rows, uint64_t cols, unsigned box_rows, unsigned box_cols,
                        CUtensorMapSwizzle swizzle, CUtensorMapL2promotion promotion) {
-  cuuint64_t dims[2] = {cols, rows};
-  cuuint64_t strides[1] = {cols * 2};
-  cuuint32_t box[2] = {box_cols, box_rows};
-  cuuint32_t elem_strides[2] = {1, 1};
-  if (CUresult r = cuTensorMapEncodeTiled(&out, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, reinterpret_cast<void*>(base), dims, strides, box,
-                                          elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, promotion,
-                                          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-      r != CUDA_SUCCESS)
-    return Status::error(cu_error(r, "cuTensorMapEncodeTiled") + " (" + std::to_string(rows) + "x" + std::to_string(cols) + ", box " +
-                         std::to_string(box_rows) + "x" + std::to_string(box_cols) + ")");
-  return {};
+  return bf16_tensor_map_strided(out, base, rows, cols, cols * 2, box_rows, box_cols, swizzle, promotion);  // packed rows
 }
 
 Status bf16_tensor_map_strided(CUtensorMap& out, CUdeviceptr base, uint64_t rows, uint64_t cols, uint64_t row_stride_bytes,

@@ -24,6 +24,7 @@ struct Quantity {
 
 enum class FactType { I32, U32, I64, U64 };
 const char* fact_type_name(FactType t);
+const char* fact_c_type(FactType t);  // the C++ type device code holds it in ("unsigned", ...)
 
 struct FactProvide {
   std::string name;
