@@ -14,7 +14,7 @@
 //      [conformance]: barrier 0 (__syncthreads: the other warp roles never reach it) or a named
 //      barrier id that is a constant; setmaxnreg (register budgets belong to the generated entry);
 //      static __shared__ memory (the allocator cannot place it: use an [[smem]] region); cluster or
-//      distributed-shared-memory instructions (PipeLink links one-block kernels); exit or trap
+//      distributed-shared-memory instructions in a link without a cluster ([cluster]); exit or trap
 //      outside a PL_CHECKED build;
 //   3. that every object was built as the link is, with or without PL_CHECKED (pl::BuildRecord).
 // PTX component inputs are read as they are. A cubin input has no readable records and is refused.
@@ -398,7 +398,9 @@ void scan_code(LinkContext& ctx, const Contract& c, const std::string& object,
       }
       if (st.rfind("setmaxnreg.", 0) == 0)
         add("setmaxnreg", "issues setmaxnreg; register budgets belong to the generated entry (declare [warps] registers)", raw);
-      if (std::regex_search(st, cluster))
+      // In a cluster link (some contract declares [cluster]) the cluster instructions are the
+      // link's: device.cuh's multicast loads and remote releases, a component's own protocol.
+      if (ctx.cluster_size() == 1 && std::regex_search(st, cluster))
         add("cluster", "uses cluster or distributed-shared-memory instructions, but its contract declares no cluster "
                        "(PipeLink links one-block kernels)", raw);
       if (!checked) {
