@@ -378,6 +378,7 @@ void check_tiles(LinkContext& ctx) {
     if (ref->contract == in.contract || !compared.insert(in.contract).second) continue;
     std::vector<std::string> diff;
     if (t.order != r.order) diff.push_back("order " + t.order + " vs " + r.order);
+    else if (t.group != r.group) diff.push_back("group " + std::to_string(t.group) + " vs " + std::to_string(r.group));
     if (t.tile_m.value != r.tile_m.value || t.tile_n.value != r.tile_n.value)
       diff.push_back("tile " + std::to_string(t.tile_m.value) + "x" + std::to_string(t.tile_n.value) + " vs " +
                      std::to_string(r.tile_m.value) + "x" + std::to_string(r.tile_n.value));
@@ -533,6 +534,10 @@ void check_cluster(LinkContext& ctx) {
     }
   }
   const int64_t size = ctx.cluster_size();
+  if (ctx.tiles && ctx.tiles->order == "grouped" && ctx.tiles->group % size != 0)
+    d.error("cluster", "the tile sequence's bands of " + std::to_string(ctx.tiles->group) + " tiles (order = \"grouped\") do not split into "
+                           "the cluster's groups of " + std::to_string(size) + " blocks; group must be a multiple of the cluster",
+            ctx.tiles->loc);
   for (Pipe& pipe : ctx.pipes) {
     const PortDecl* ref = nullptr;
     const Contract* ref_c = nullptr;

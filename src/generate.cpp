@@ -226,7 +226,26 @@ void generate(LinkContext& ctx) {
       << "  const unsigned tiles_n = ((unsigned)args->word[" << (pn ? pn->slot : 0) << "] + " << td.tile_n.value - 1 << "u) / "
       << td.tile_n.value << "u;\n";
     const int64_t cl = ctx.cluster_size();
-    if (cl > 1) {
+    if (td.order == "grouped") {
+      // Bands of `group` tiles along m (the last band may be narrower); within a band, m fastest,
+      // then n. A wave of blocks then covers a band's rows of X and a few columns of W, which stay
+      // in L2 together, instead of every row of X (col_major) or every column of W (row_major).
+      // With a cluster, a band unit is `cl` adjacent m tiles, one per rank (as for col_major).
+      const int64_t units = td.group / cl;  // check: group is a multiple of the cluster
+      if (cl > 1)
+        o << "  const unsigned rank = blockIdx.x % " << cl << "u, clusters = gridDim.x / " << cl << "u;\n"
+          << "  const unsigned units_m = (tiles_m + " << cl - 1 << "u) / " << cl << "u;\n"
+          << "  const unsigned g = blockIdx.x / " << cl << "u + i * clusters;\n";
+      else
+        o << "  const unsigned rank = 0u, units_m = tiles_m, g = blockIdx.x + i * gridDim.x;\n";
+      o << "  if (g >= units_m * tiles_n) return false;\n"
+        << "  const unsigned band = g / (" << units << "u * tiles_n), r = g % (" << units << "u * tiles_n);\n"
+        << "  const unsigned first = band * " << units << "u, rows = units_m - first < " << units << "u ? units_m - first : " << units
+        << "u;\n"
+        << "  t->m = (first + r % rows) * " << cl << "u + rank;\n"
+        << "  t->n = r / rows;\n"
+        << "  t->linear = g * " << cl << "u + rank;\n";
+    } else if (cl > 1) {
       // The blocks of a cluster walk in step: cluster c takes groups c, c + clusters, ...; a group
       // is `cl` adjacent tiles along the order's fast dimension, one per rank, so the blocks of a
       // cluster share the other coordinate (and the operand it selects: multicast). Every block of

@@ -153,6 +153,8 @@ std::string render_map(const LinkContext& ctx) {
   if (ctx.tiles)
     o << "  " << ctx.tiles->order << ", tile " << ctx.tiles->tile_m.value << "x" << ctx.tiles->tile_n.value << " over ["
       << ctx.tiles->extent_m << ", " << ctx.tiles->extent_n << "], "
+      << (ctx.tiles->order == "grouped" ? "bands of " + std::to_string(ctx.tiles->group) + " tiles along m (m fastest within a band), "
+                                        : std::string())
       << (ctx.cluster_size() > 1 ? "persistent by cluster (cluster c takes groups c, c+clusters, ...; a group is " +
                                        std::to_string(ctx.cluster_size()) + " adjacent tiles along " +
                                        (ctx.tiles->order == "row_major" ? "n" : "m") + ", one per rank)\n"

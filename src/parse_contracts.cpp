@@ -565,9 +565,17 @@ struct Reader {
       TilesDecl& d = c.tiles;
       d.present = true;
       d.loc = at(t);
-      known_keys(*t, "[tiles]", {"order", "tile", "extent"});
+      known_keys(*t, "[tiles]", {"order", "tile", "extent", "group"});
       d.order = str(*t, "order", "[tiles]", false, "row_major");
-      if (d.order != "row_major" && d.order != "col_major") err(t->get("order"), "[tiles] order must be 'row_major' or 'col_major'");
+      if (d.order != "row_major" && d.order != "col_major" && d.order != "grouped")
+        err(t->get("order"), "[tiles] order must be 'row_major', 'col_major' or 'grouped'");
+      if (d.order == "grouped") {
+        d.group = integer(*t, "group").value_or(0);
+        if (d.group < 1 || d.group > 4096)
+          err(t->get("group") ? t->get("group") : t, "[tiles] order = \"grouped\" needs group = G, the tiles along m of a band (1..4096)");
+      } else if (t->get("group")) {
+        err(t->get("group"), "[tiles] group is for order = \"grouped\"");
+      }
       const toml::array* tile = (*t)["tile"].as_array();
       if (!tile || tile->size() != 2) err(t, "[tiles] needs tile = [tile_m, tile_n]");
       else {

@@ -5,6 +5,7 @@
 //
 //   bench_cluster --util cluster_util.cubin --kernel LABEL CUBIN MAP [--kernel ...]
 //                 [--M 2048,4096,8192] [--iters 20] [--check-only] [--json PATH] [--md PATH]
+//                 [--N 51200 --K 5120]   (smaller problems for compute-sanitizer)
 //
 // Data: X ~ N(0, 1), W ~ N(0, 0.02^2), bf16, fresh X for every M (seed = M), W once. Check: the
 // output is poisoned (0xFFFF, a bf16 NaN) before the run; every element must satisfy
@@ -49,7 +50,7 @@
   } while (0)
 
 namespace {
-constexpr unsigned kK = 5120, kN = 51200;  // hidden, 2 x intermediate (gate and up rows of W)
+unsigned kK = 5120, kN = 51200;  // hidden, 2 x intermediate (gate and up rows of W); --K / --N for small checks
 constexpr float kAtol = 1e-2f, kRtol = 1e-2f, kWScale = 0.02f;
 constexpr unsigned kWarmup = 3;
 constexpr unsigned long long kSpinNs = 500000;
@@ -126,6 +127,8 @@ int main(int argc, char** argv) {
       for (std::string t; std::getline(ss, t, ',');) Ms.push_back(static_cast<unsigned>(std::stoul(t)));
     } else if (a == "--iters") iters = static_cast<unsigned>(std::stoul(next()));
     else if (a == "--check-only") check_only = true;
+    else if (a == "--N") kN = static_cast<unsigned>(std::stoul(next()));
+    else if (a == "--K") kK = static_cast<unsigned>(std::stoul(next()));
     else if (a == "--util") util_path = next();
     else if (a == "--json") json_path = next();
     else if (a == "--md") md_path = next();

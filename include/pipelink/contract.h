@@ -123,7 +123,8 @@ struct AssertDecl {
 
 struct TilesDecl {
   bool present = false;
-  std::string order = "row_major";
+  std::string order = "row_major";   // row_major | col_major | grouped
+  int64_t group = 0;                  // grouped: tiles along m per band (a multiple of the cluster)
   Quantity tile_m, tile_n;
   std::string extent_m, extent_n;
   SourceLoc loc;

@@ -225,9 +225,12 @@ __device__ __forceinline__ unsigned cluster_map(unsigned addr, unsigned rank) {
   return r;
 }
 // Arrives on the mbarrier at `addr` (this block's shared::cta address) in block `rank` of the
-// cluster; release at cluster scope, so this thread's earlier reads and writes happen before.
+// cluster. Release at CTA scope (the PTX default, as CUTLASS's cluster barriers do): it signals
+// that this block's reads of a stage are done, so the peer may copy into it. A cluster-scope
+// release (.release.cluster) orders through L2 on every arrive: on an H200 it halved the
+// throughput of the 2-block GEMM (bench/results/cluster.md, 2026-11-30).
 __device__ __forceinline__ void mbar_arrive_remote(unsigned addr, unsigned rank) {
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(cluster_map(addr, rank)) : "memory");
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(cluster_map(addr, rank)) : "memory");
 }
 // The whole cluster: every thread of every block arrives, then waits (the generated entry does
 // this around the components; a component needs it only for its own cluster protocol).
@@ -320,8 +323,11 @@ struct PipeReader {
   __device__ __forceinline__ void release() const {
     fence_async_shared();
     if (cluster_blocks() > 1 && p->mcast_blocks > 1) {
-      const unsigned first = cluster_rank() - cluster_rank() % p->mcast_blocks;
-      for (unsigned r = 0; r < p->mcast_blocks; ++r) mbar_arrive_remote(empty_bar(), first + r);
+      const unsigned me = cluster_rank(), first = me - me % p->mcast_blocks;
+      for (unsigned r = first; r < first + p->mcast_blocks; ++r) {
+        if (r == me) mbar_arrive(empty_bar());
+        else mbar_arrive_remote(empty_bar(), r);
+      }
     } else {
       mbar_arrive(empty_bar());
     }

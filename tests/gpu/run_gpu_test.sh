@@ -27,7 +27,7 @@ if [ "${2:-}" = cluster ]; then
   # (640: the last cluster's second block gets a tile past M, which TMA zero-fills and clips).
   K=$B/examples/qwen_mlp
   args=()
-  for k in gemm gemm_cluster gemm_inflight gemm_cluster_inflight; do args+=(--kernel "$k" "$K/$k.cubin" "$K/$k.map"); done
+  for k in gemm gemm_cluster gemm_cluster_nomc gemm_grouped gemm_cluster_grouped gemm_inflight gemm_cluster_inflight; do args+=(--kernel "$k" "$K/$k.cubin" "$K/$k.map"); done
   exec timeout 300 "$B/bench/bench_cluster" --util "$B/bench/cluster_util.cubin" "${args[@]}" --M 640,2048 --check-only
 fi
 if [ "${2:-}" = checked ]; then
