@@ -39,6 +39,9 @@ std::string classic_header(const LinkOptions& options, Diagnostics& diags) {
   parse_contracts(belief);
   resolve_facts(belief);
   check(belief);
+  connect(belief);
+  check_link(belief);
+  insert_transfers(belief);
   allocate(belief);
   generate(belief);
   LinkContext& c = belief;

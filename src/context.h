@@ -1,13 +1,14 @@
 // context.h — the one object every pass reads and writes (no global state).
 //
-// Pass order (driver.cpp): parse_contracts → resolve_facts → check → allocate → generate →
-// compile_link → write_outputs. Each pass fills its own section below; later passes only read
-// what earlier ones wrote. All containers iterate in a deterministic order (input order, or
-// std::map order by name).
+// Pass order (driver.cpp): parse_contracts → resolve_facts → check → connect → check_link →
+// insert_transfers → allocate → generate → compile_link → write_outputs. Each pass fills its own
+// section below; later passes only read what earlier ones wrote. All containers iterate in a
+// deterministic order (input order, or std::map order by name).
 #pragma once
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -134,8 +135,10 @@ struct LinkContext {
   // resolve_facts
   std::map<std::string, ResolvedFact> facts;
 
-  // allocate
+  // connect (the graph; insert_transfers adds transfer pipes; allocate fills in offsets and counts)
   std::vector<Pipe> pipes;
+
+  // allocate
   std::vector<SmemBlock> smem;
   int64_t smem_bytes = 0;
   std::vector<BarrierSlot> barriers;
@@ -166,7 +169,10 @@ struct LinkContext {
 // The passes, one per file.
 void parse_contracts(LinkContext& ctx);
 void resolve_facts(LinkContext& ctx);
-void check(LinkContext& ctx);
+void check(LinkContext& ctx);             // each contract alone and against the target
+void connect(LinkContext& ctx);           // connect.cpp: ctx.pipes, and the ends of each pipe agree
+void check_link(LinkContext& ctx);        // check.cpp: the link as a whole (params, tiles, per_tile, asserts)
+void insert_transfers(LinkContext& ctx);  // connect.cpp: a transfer pipe where consumers read another layout
 void allocate(LinkContext& ctx);
 void generate(LinkContext& ctx);
 void compile_link(LinkContext& ctx);
@@ -197,6 +203,13 @@ bool check_output_paths(const LinkOptions& opt, const std::vector<std::pair<std:
                         Diagnostics& diags);
 constexpr const char* kEntryMarker = "// ---- entry:";  // where generate() starts the __global__ entry
 int64_t dtype_bytes(const std::string& dtype);  // 0 if unknown
+// check.cpp, shared with connect.cpp.
+bool stages_ok(const PortDecl& p);  // 1..kMaxStages
+// A tensor's bytes, without overflow; nullopt when rows or cols is not positive or the product
+// exceeds `max`.
+std::optional<int64_t> tensor_bytes(int64_t rows, int64_t cols, int64_t elem, int64_t max);
+// Reports (port-mismatch) a 128B-swizzled tensor whose contiguous extent is not one 128-byte line.
+void check_swizzle(LinkContext& ctx, const Contract& c, const PortDecl& p, const TensorDecl& t, int64_t rows, int64_t cols);
 int64_t arrivals_per_instance(Arrive a, unsigned warps);
 
 }  // namespace pipelink
