@@ -119,6 +119,17 @@ struct ParamSlot {
   SourceLoc loc;
 };
 
+// What generate hands compile_link: the connection unit in pieces. text() is the whole unit.
+struct GeneratedUnit {
+  // What the components link against: the device header, facts, the checked-build names, the
+  // launch manifest (as pl_manifest), the entries' declarations, the per-instance slot tables,
+  // the tile sequence and the generated transfers. A probe kernel may follow it in place of entry.
+  std::string prelude;
+  std::string entry;     // the __global__ kernel: mbarrier initialisation, warp-role dispatch
+  std::string manifest;  // the launch manifest (render_manifest), as the prelude embeds it
+  std::string text() const { return prelude + entry; }
+};
+
 struct LinkContext {
   const LinkOptions& opt;
   Diagnostics& diags;
@@ -154,7 +165,10 @@ struct LinkContext {
   // conform: one line per component, what was read from its object (appended to the map)
   std::vector<std::string> conformance;
 
-  // generate / compile_link / write
+  // generate
+  GeneratedUnit unit;
+
+  // generate (generated_source = unit.text(), threads, smem) / compile_link / write
   LinkResult result;
 
   LinkContext(const LinkOptions& o, Diagnostics& d) : opt(o), diags(d) {}
@@ -201,7 +215,6 @@ bool same_file(const std::string& a, const std::string& b);
 // ((what, path) pairs); returns false if it did.
 bool check_output_paths(const LinkOptions& opt, const std::vector<std::pair<std::string, std::string>>& inputs,
                         Diagnostics& diags);
-constexpr const char* kEntryMarker = "// ---- entry:";  // where generate() starts the __global__ entry
 int64_t dtype_bytes(const std::string& dtype);  // 0 if unknown
 // check.cpp, shared with connect.cpp.
 bool stages_ok(const PortDecl& p);  // 1..kMaxStages

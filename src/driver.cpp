@@ -176,7 +176,8 @@ LinkResult link_passes(const LinkOptions& options, Diagnostics& diags) {
   ctx.result.svg = render_map_svg(ctx);
   timed(ctx, "generate", [&] { generate(ctx); });
   if (diags.has_errors()) return {};
-  // Holds from here: ctx.result.generated_source is the whole connection unit.
+  // Holds from here: ctx.unit is the connection unit in pieces (the prelude the components link
+  // against, the entry, the manifest), and ctx.result.generated_source is ctx.unit.text().
   if (options.check_only) {
     ctx.result.ok = true;
     return ctx.result;
