@@ -90,7 +90,7 @@ struct Pipe {
   int transfer_to = -1;
   int transfer_from = -1;
   unsigned transfer_warp = 0;
-  // Cluster multicast (check: check_cluster): the stage is filled jointly by `multicast` blocks
+  // Cluster multicast (check_link: check_cluster): the stage is filled jointly by `multicast` blocks
   // of the cluster, each copying its share of multicast_tensors into every block of its group;
   // the empty barrier then counts the consumers of every block of the group. 1 = one block.
   int64_t multicast = 1;
@@ -167,7 +167,7 @@ struct LinkContext {
   unsigned tmap_slots = 0, word_slots = 0;
   const TilesDecl* tiles = nullptr;   // the one tile sequence
   const Instance* tiles_owner = nullptr;
-  // check (check_cluster): the thread-block cluster every component agrees on; size 1 = none.
+  // check_link (check_cluster): the thread-block cluster every component agrees on; size 1 = none.
   const ClusterDecl* cluster = nullptr;
   const Contract* cluster_owner = nullptr;
   int64_t cluster_size() const { return cluster ? cluster->size() : 1; }
