@@ -8,7 +8,8 @@ max sample), the HBM floor ((weight bytes + KV bytes) / copy bandwidth measured 
 bandwidth = (bytes read + bytes written) / time of a 1 GiB device-to-device copy), the logits
 check of every PipeLink graph against the torch graph (decode.compare_logits) with the PipeLink
 attention output poisoned (NaN) before the replay, and the attention alone (16 layers' launches
-in one graph, same modes, SDPA for torch). Then a context sweep at B = 1 into an SVG.
+in one graph, same modes, SDPA for torch). Also the step with the attention replaced by a zero tensor ("none": what the rest of the step
+costs). Then a context sweep at B = 1 into an SVG.
 
     PYTHONPATH=build/python python3 bench/llama_decode/bench.py --kernels build/examples/llama_decode --out DIR
 """
@@ -85,8 +86,10 @@ def point(torch, model, sel, cache, B, ctx, reps, inner, log, check=True):
     tok = torch.randint(0, D.VOCAB, (B,), device="cuda")
     attns = {m: D.PipeLinkAttention(sel, cache, mode=m) for m in MODES[:3]}
     attns["torch"] = D.TorchAttention(cache)
+    zero = torch.zeros(B, D.QH * D.HD, device="cuda", dtype=torch.bfloat16)
+    attns["none"] = lambda l, q, L: zero  # the step without attention: what the rest costs
     graphs, outs = {}, {}
-    for m in MODES:
+    for m in MODES + ("none",):
         graphs[m], outs[m] = capture(torch, lambda m=m: model.step(tok, pos, cache, attns[m]))
     row = dict(B=B, ctx=ctx)
     for m in MODES[:3]:
@@ -95,12 +98,15 @@ def point(torch, model, sel, cache, B, ctx, reps, inner, log, check=True):
         graphs["torch"].replay()
         torch.cuda.synchronize()
         ref = outs["torch"].clone()
+        ref32 = model.step(tok, pos, cache, D.Fp32Attention(cache))  # eager: the noise scale
+        noise = D.compare_logits(ref32, ref)["rel_l2"]
+        del ref32
         row["check"] = {}
         for m in MODES[:3]:
             attns[m].out.fill_(float("nan"))
             graphs[m].replay()
             torch.cuda.synchronize()
-            row["check"][m] = D.compare_logits(outs[m], ref)
+            row["check"][m] = D.compare_logits(outs[m], ref, noise)
     row["step_ms"] = time_graphs(torch, graphs, reps, inner)
     # the attention alone: 16 layers' launches on a fixed random q
     q = (torch.randn(B, D.QH, D.HD, device="cuda") * 2).to(torch.bfloat16)
@@ -113,6 +119,7 @@ def point(torch, model, sel, cache, B, ctx, reps, inner, log, check=True):
         f"{s['selected']['median']:.3f} ({row['variant_selected'][0]}, S={row['variant_selected'][1]})  torch {s['torch']['median']:.3f}"
         f" | attention x16 ms a {row['attn16_ms']['a']['median']:.3f} b {row['attn16_ms']['b']['median']:.3f} "
         f"sel {row['attn16_ms']['selected']['median']:.3f} sdpa {row['attn16_ms']['torch']['median']:.3f}"
+        + f" | no attention {s['none']['median']:.3f}"
         + ("" if not check else "  checks " + " ".join(f"{m}:{'ok' if row['check'][m]['ok'] else 'FAIL'}" for m in MODES[:3])))
     del graphs, ag, outs, attns
     return row

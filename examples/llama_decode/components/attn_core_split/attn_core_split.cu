@@ -20,24 +20,31 @@ constexpr unsigned kWarpKeys = kKvTile / C::warps;    // 16
 constexpr unsigned kCombStride = 8 + kHeads * kHeadDim;  // floats per warp in "comb": m[4], l[4], o[4][64]
 constexpr float kScale = 0.18033688011112042f;       // log2(e) / sqrt(64)
 constexpr float kMinit = -1.0e30f;                    // finite: exp2(m_old - m_new) never NaN
-static_assert(kHeadDim == 64 && kHeads == 4 && C::warps == 4, "the lane mapping is written for 4 heads x 64 dims, 4 warps");
+static_assert(kHeadDim == 64 && kHeads == 4 && C::warps == 4 && kWarpKeys == 16,
+              "the fragment mapping is written for 4 heads x 64 dims, 4 warps of 16 keys");
 
-__device__ __forceinline__ float bf_lo(unsigned w) { return __uint_as_float(w << 16); }
-__device__ __forceinline__ float bf_hi(unsigned w) { return __uint_as_float(w & 0xFFFF0000u); }
 __device__ __forceinline__ unsigned pack_bf16x2(float lo, float hi) {
   unsigned r;
   asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
   return r;
 }
-__device__ __forceinline__ unsigned q4_index(unsigned d) { return d + (d >> 3); }  // padding: 72 float4
-__device__ __forceinline__ float warp_max(float v) {
-  for (unsigned off = 2; off < 32; off <<= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, off));
-  return v;
+__device__ __forceinline__ void mma_bf16(float (&c)[4], unsigned a0, unsigned a2, unsigned b0, unsigned b1) {
+  // A rows 8..15 (a1, a3) are zero: only 4 heads
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+               "{%0, %1, %2, %3};"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a0), "r"(0u), "r"(a2), "r"(0u), "r"(b0), "r"(b1));
 }
-__device__ __forceinline__ float warp_sum(float v) {
-  for (unsigned off = 1; off < 32; off <<= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
-  return v;
+__device__ __forceinline__ void ldsm_x4(unsigned addr, unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr) : "memory");
 }
+__device__ __forceinline__ void ldsm_x4_t(unsigned addr, unsigned& r0, unsigned& r1, unsigned& r2, unsigned& r3) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr) : "memory");
+}
+// Byte offset of 16-byte chunk c of row r in a 128B-swizzled tile of 128-byte rows.
+__device__ __forceinline__ unsigned swz(unsigned r, unsigned c) { return r * 128u + ((c ^ (r & 7u)) << 4); }
 }  // namespace attn_core_split
 
 PL_USE(attn_core_split_main, kv_tile, attn_core_split::kKvTile);
@@ -46,31 +53,36 @@ PL_COMPONENT(attn_core_split_main) {
   using namespace attn_core_split;
   const unsigned L = C::param::L::get(ctx), S = C::param::S::get(ctx);
   const pl::bf16* qg = C::param::q::get<pl::bf16>(ctx);
-  float4* q4 = C::smem::q4::at<float4>(ctx);
   float* comb = C::smem::comb::at<float>(ctx);
-  const unsigned warp = ctx.warp(), lane = threadIdx.x & 31u, tid = ctx.thread();
-  float4* ps = C::smem::p::at<float4>(ctx) + warp * kWarpKeys;
-  const unsigned row = warp * kWarpKeys + (lane >> 1), half = lane & 1u;
+  const unsigned warp = ctx.warp(), lane = threadIdx.x & 31u;
+  const unsigned g = lane >> 2, tq = lane & 3u;
   const unsigned ntiles = (L + kKvTile - 1) / kKvTile;
   const unsigned chunk = (ntiles + S - 1) / S;
   const float kNegInf = __int_as_float(0xff800000);
+  // ldmatrix row addresses: lane's matrix mi = lane / 8 and row lane % 8 of it
+  const unsigned mi = lane >> 3, lrow = lane & 7u;
+  const unsigned k_row = warp * kWarpKeys + (mi >> 1) * 8 + lrow, k_chunk = mi & 1u;  // K: (key block, dim chunk)
+  const unsigned v_row = warp * kWarpKeys + (mi & 1u) * 8 + lrow, v_chunk = mi >> 1;  // V: (key block, dim block)
 
   C::In_kv kv(ctx);
   C::Out_o out(ctx);
   pl::Tile t;
   for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
-    {  // q of the 4 heads, scaled, as float4 per dim: thread = (head tid / 32, dims 2 lane, 2 lane + 1)
+    // Q fragments (A operand, row g = head g; dims 16 ks + 2 tq and 16 ks + 8 + 2 tq)
+    unsigned qa[4][2];
+    {
       const unsigned* qw = reinterpret_cast<const unsigned*>(qg + static_cast<unsigned long long>(t.m) * kHeads * kHeadDim);
-      const unsigned h = tid >> 5, w = qw[h * 32 + lane];
-      float* qf = reinterpret_cast<float*>(q4);
-      qf[q4_index(2 * lane) * 4 + h] = bf_lo(w) * kScale;
-      qf[q4_index(2 * lane + 1) * 4 + h] = bf_hi(w) * kScale;
-    }
-    C::barrier::core_sync::sync(ctx);
-
-    float m[kHeads], l[kHeads], o[kHeads][2];
 #pragma unroll
-    for (unsigned h = 0; h < kHeads; ++h) { m[h] = kMinit; l[h] = 0.f; o[h][0] = 0.f; o[h][1] = 0.f; }
+      for (unsigned ks = 0; ks < 4; ++ks) {
+        qa[ks][0] = g < kHeads ? qw[g * 32 + ks * 8 + tq] : 0u;
+        qa[ks][1] = g < kHeads ? qw[g * 32 + ks * 8 + 4 + tq] : 0u;
+      }
+    }
+    float m = kMinit, l = 0.f;
+    float o[8][4];
+#pragma unroll
+    for (unsigned nb = 0; nb < 8; ++nb) o[nb][0] = o[nb][1] = o[nb][2] = o[nb][3] = 0.f;
+
     const unsigned first = t.n * chunk;
     const unsigned last = first + chunk < ntiles ? first + chunk : ntiles;
     for (unsigned j = first; j < last; ++j) {
@@ -78,62 +90,62 @@ PL_COMPONENT(attn_core_split_main) {
       const unsigned key0 = j * kKvTile + warp * kWarpKeys;  // first key of this warp's rows
       const unsigned nvalid = key0 >= L ? 0u : (L - key0 < kWarpKeys ? L - key0 : kWarpKeys);
       if (nvalid > 0) {  // warp-uniform
-        const uint4* krow = reinterpret_cast<const uint4*>(kv.k<unsigned char>(ctx) + row * (kHeadDim * 2) + half * kHeadDim);
-        float s[kHeads] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-        for (unsigned c = 0; c < 4; ++c) {
-          const unsigned cc = (c + row) & 3u;  // staggered by row: no bank conflicts
-          const uint4 kk = krow[cc];
-          const unsigned kw[4] = {kk.x, kk.y, kk.z, kk.w};
-          const unsigned base = half * 32 + cc * 8;
-#pragma unroll
-          for (unsigned e = 0; e < 4; ++e) {
-            const float k0 = bf_lo(kw[e]), k1 = bf_hi(kw[e]);
-            const float4 qa = q4[q4_index(base + 2 * e)], qb = q4[q4_index(base + 2 * e + 1)];
-            s[0] = fmaf(qa.x, k0, fmaf(qb.x, k1, s[0]));
-            s[1] = fmaf(qa.y, k0, fmaf(qb.y, k1, s[1]));
-            s[2] = fmaf(qa.z, k0, fmaf(qb.z, k1, s[2]));
-            s[3] = fmaf(qa.w, k0, fmaf(qb.w, k1, s[3]));
-          }
+        unsigned char* vtile = kv.v<unsigned char>(ctx);
+        if (nvalid < kWarpKeys) {  // zero the V rows of keys past L (this warp's rows only)
+          uint4* vz = reinterpret_cast<uint4*>(vtile + (warp * kWarpKeys + nvalid) * 128u);
+          for (unsigned e = lane; e < (kWarpKeys - nvalid) * 8u; e += 32u) vz[e] = make_uint4(0u, 0u, 0u, 0u);
+          __syncwarp();
         }
-        const bool valid = (lane >> 1) < nvalid;
-        float p[kHeads];
+        const unsigned kbase = pl::smem_addr(kv.k<unsigned char>(ctx)), vbase = pl::smem_addr(vtile);
+        float s[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
 #pragma unroll
-        for (unsigned h = 0; h < kHeads; ++h) {
-          s[h] += __shfl_xor_sync(0xffffffffu, s[h], 1);
-          const float mx = warp_max(valid ? s[h] : kNegInf);
-          const float m_new = fmaxf(m[h], mx);
-          const float alpha = exp2f(m[h] - m_new);
-          p[h] = valid ? exp2f(s[h] - m_new) : 0.f;
-          l[h] = l[h] * alpha + (half == 0 ? p[h] : 0.f);
-          o[h][0] *= alpha;
-          o[h][1] *= alpha;
-          m[h] = m_new;
+        for (unsigned ks = 0; ks < 4; ++ks) {
+          unsigned b00, b01, b10, b11;  // key block 0: dims chunk 2ks, 2ks+1; key block 1: the same
+          ldsm_x4(kbase + swz(k_row, 2 * ks + k_chunk), b00, b01, b10, b11);
+          mma_bf16(s[0], qa[ks][0], qa[ks][1], b00, b01);
+          mma_bf16(s[1], qa[ks][0], qa[ks][1], b10, b11);
         }
-        if (half == 0) ps[lane >> 1] = make_float4(p[0], p[1], p[2], p[3]);
-        __syncwarp();
-        const unsigned* vb = reinterpret_cast<const unsigned*>(kv.v<unsigned char>(ctx) + warp * kWarpKeys * (kHeadDim * 2));
-        for (unsigned r = 0; r < nvalid; ++r) {
-          const float4 pr = ps[r];
-          const unsigned vw = vb[r * 32 + lane];
-          const float v0 = bf_lo(vw), v1 = bf_hi(vw);
-          o[0][0] = fmaf(pr.x, v0, o[0][0]); o[0][1] = fmaf(pr.x, v1, o[0][1]);
-          o[1][0] = fmaf(pr.y, v0, o[1][0]); o[1][1] = fmaf(pr.y, v1, o[1][1]);
-          o[2][0] = fmaf(pr.z, v0, o[2][0]); o[2][1] = fmaf(pr.z, v1, o[2][1]);
-          o[3][0] = fmaf(pr.w, v0, o[3][0]); o[3][1] = fmaf(pr.w, v1, o[3][1]);
+        // head g, keys 2tq, 2tq+1 (block 0) and 8+2tq, 9+2tq (block 1) of the warp's 16
+        float x[4] = {s[0][0] * kScale, s[0][1] * kScale, s[1][0] * kScale, s[1][1] * kScale};
+        const unsigned kk[4] = {2 * tq, 2 * tq + 1, 8 + 2 * tq, 9 + 2 * tq};
+        float mx = kNegInf;
+#pragma unroll
+        for (unsigned e = 0; e < 4; ++e) mx = kk[e] < nvalid ? fmaxf(mx, x[e]) : mx;
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+        const float m_new = fmaxf(m, mx);
+        const float alpha = exp2f(m - m_new);
+        float p[4];
+#pragma unroll
+        for (unsigned e = 0; e < 4; ++e) p[e] = kk[e] < nvalid ? exp2f(x[e] - m_new) : 0.f;
+        const unsigned pa0 = pack_bf16x2(p[0], p[1]), pa2 = pack_bf16x2(p[2], p[3]);
+        // l from the bf16 probabilities the mma multiplies: the output is a convex combination of V rows
+        l = l * alpha + (__uint_as_float(pa0 << 16) + __uint_as_float(pa0 & 0xFFFF0000u)) +
+            (__uint_as_float(pa2 << 16) + __uint_as_float(pa2 & 0xFFFF0000u));
+        m = m_new;
+#pragma unroll
+        for (unsigned nb = 0; nb < 8; ++nb) { o[nb][0] *= alpha; o[nb][1] *= alpha; }
+#pragma unroll
+        for (unsigned dp = 0; dp < 4; ++dp) {
+          unsigned v0, v1, v2, v3;  // dim block 2dp: keys 0-7, 8-15; dim block 2dp+1: the same
+          ldsm_x4_t(vbase + swz(v_row, 2 * dp + v_chunk), v0, v1, v2, v3);
+          mma_bf16(o[2 * dp], pa0, pa2, v0, v1);
+          mma_bf16(o[2 * dp + 1], pa0, pa2, v2, v3);
         }
       }
-      kv.release(ctx);  // arrive = "warp": __syncwarp(), lane 0 arrives (also orders ps reuse)
+      kv.release(ctx);  // arrive = "warp": __syncwarp(), lane 0 arrives
       kv.advance();
     }
 
-    // Combine the 4 warps' states: warp w's m, l (summed over its lanes) and o into "comb".
+    // Combine the 4 warps' states: warp w's m, l (summed over the row's 4 lanes) and o into "comb".
+    l += __shfl_xor_sync(0xffffffffu, l, 1);
+    l += __shfl_xor_sync(0xffffffffu, l, 2);
     float* cw = comb + warp * kCombStride;
+    if (g < kHeads) {
+      if (tq == 0) { cw[g] = m; cw[4 + g] = l; }
 #pragma unroll
-    for (unsigned h = 0; h < kHeads; ++h) {
-      const float lsum = warp_sum(l[h]);
-      if (lane == 0) { cw[h] = m[h]; cw[4 + h] = lsum; }
-      reinterpret_cast<float2*>(cw + 8 + h * kHeadDim)[lane] = make_float2(o[h][0], o[h][1]);
+      for (unsigned nb = 0; nb < 8; ++nb)
+        reinterpret_cast<float2*>(cw + 8 + g * kHeadDim + nb * 8)[tq] = make_float2(o[nb][0], o[nb][1]);
     }
     C::barrier::core_sync::sync(ctx);
     const unsigned h = warp;  // this thread's output: head `warp`, dims 2 lane, 2 lane + 1
@@ -162,6 +174,7 @@ PL_COMPONENT(attn_core_split_main) {
     __threadfence();
     C::barrier::core_sync::sync(ctx);
     unsigned* last_flag = C::smem::last::at<unsigned>(ctx);
+    const unsigned tid = ctx.thread();
     if (tid == 0) {
       const unsigned before = atomicAdd(cnt + t.m, 1u);
       const unsigned is_last = before == S - 1 ? 1u : 0u;
