@@ -9,14 +9,14 @@
 // no barrier is needed per key tile. Per 16 keys a warp runs tensor-core mma.m16n8k16 (bf16 in,
 // fp32 accumulate), with the 4 query heads as the rows of the A operand (rows 4..15 are zero):
 //   S[16 x 16 keys] = Q[16 x 64] K^T   4 k-steps x 2 key blocks; K^T fragments by ldmatrix
-//   O[16 x 64]     += P[16 x 16] V      P (bf16) taken from S's accumulator layout as the A
-//                                       operand; V fragments by ldmatrix.trans
+//   O[16 x 64]     += P[16 x 16] V      P (bf16 hi + lo) taken from S's accumulator layout as
+//                                       the A operand; V fragments by ldmatrix.trans
 // K and V stages are 128B-swizzled by the TMA (16-byte chunk c of row r at chunk c ^ (r & 7)),
 // so the ldmatrix rows hit distinct banks. Lane (g = lane / 4, t = lane % 4) holds head g's scores
 // for keys 2t, 2t + 1, 8 + 2t, 9 + 2t of its warp's 16 and head g's output for dims 8 nb + 2t,
 // + 1 (nb = 0..7); lanes with g >= 4 compute on zero rows and are ignored.
-// Softmax in base 2: scores are scaled by log2(e) / sqrt(head_dim) in fp32; P is rounded to bf16
-// for the mma, and l sums the rounded values. Keys at or past L get
+// Softmax in base 2: scores are scaled by log2(e) / sqrt(head_dim) in fp32; P enters the mma as
+// two bf16 parts (hi + lo), so the P V product keeps fp32-like precision. Keys at or past L get
 // probability 0, and their V rows are zeroed in the stage before the P V product (stale cache
 // rows may hold anything, and 0 x NaN is NaN inside an mma).
 #define PL_PROVIDE_FROM_CONTRACT  // head_dim, q_per_kv: the code compiles in C::provided::*
@@ -129,10 +129,12 @@ PL_COMPONENT(attn_core_a_main) {
         float p[4];
 #pragma unroll
         for (unsigned e = 0; e < 4; ++e) p[e] = kk[e] < nvalid ? exp2f(x[e] - m_new) : 0.f;
+        // P as bf16 hi + lo parts (P = hi + lo to about 2^-16 relative): two mma per product, so
+        // P V is as exact as with fp32 P (one bf16 P, as flash kernels use, flipped near-tie argmaxes)
         const unsigned pa0 = pack_bf16x2(p[0], p[1]), pa2 = pack_bf16x2(p[2], p[3]);
-        // l from the bf16 probabilities the mma multiplies: the output is a convex combination of V rows
-        l = l * alpha + (__uint_as_float(pa0 << 16) + __uint_as_float(pa0 & 0xFFFF0000u)) +
-            (__uint_as_float(pa2 << 16) + __uint_as_float(pa2 & 0xFFFF0000u));
+        const unsigned pb0 = pack_bf16x2(p[0] - __uint_as_float(pa0 << 16), p[1] - __uint_as_float(pa0 & 0xFFFF0000u));
+        const unsigned pb2 = pack_bf16x2(p[2] - __uint_as_float(pa2 << 16), p[3] - __uint_as_float(pa2 & 0xFFFF0000u));
+        l = l * alpha + (p[0] + p[1]) + (p[2] + p[3]);
         m = m_new;
 #pragma unroll
         for (unsigned nb = 0; nb < 8; ++nb) { o[nb][0] *= alpha; o[nb][1] *= alpha; }
@@ -141,7 +143,9 @@ PL_COMPONENT(attn_core_a_main) {
           unsigned v0, v1, v2, v3;  // dim block 2dp: keys 0-7, 8-15; dim block 2dp+1: the same
           ldsm_x4_t(vbase + swz(v_row, 2 * dp + v_chunk), v0, v1, v2, v3);
           mma_bf16(o[2 * dp], pa0, pa2, v0, v1);
+          mma_bf16(o[2 * dp], pb0, pb2, v0, v1);
           mma_bf16(o[2 * dp + 1], pa0, pa2, v2, v3);
+          mma_bf16(o[2 * dp + 1], pb0, pb2, v2, v3);
         }
       }
       kv.release(ctx);  // arrive = "warp": __syncwarp(), lane 0 arrives

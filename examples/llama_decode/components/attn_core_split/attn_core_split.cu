@@ -118,10 +118,12 @@ PL_COMPONENT(attn_core_split_main) {
         float p[4];
 #pragma unroll
         for (unsigned e = 0; e < 4; ++e) p[e] = kk[e] < nvalid ? exp2f(x[e] - m_new) : 0.f;
+        // P as bf16 hi + lo parts (P = hi + lo to about 2^-16 relative): two mma per product, so
+        // P V is as exact as with fp32 P (one bf16 P, as flash kernels use, flipped near-tie argmaxes)
         const unsigned pa0 = pack_bf16x2(p[0], p[1]), pa2 = pack_bf16x2(p[2], p[3]);
-        // l from the bf16 probabilities the mma multiplies: the output is a convex combination of V rows
-        l = l * alpha + (__uint_as_float(pa0 << 16) + __uint_as_float(pa0 & 0xFFFF0000u)) +
-            (__uint_as_float(pa2 << 16) + __uint_as_float(pa2 & 0xFFFF0000u));
+        const unsigned pb0 = pack_bf16x2(p[0] - __uint_as_float(pa0 << 16), p[1] - __uint_as_float(pa0 & 0xFFFF0000u));
+        const unsigned pb2 = pack_bf16x2(p[2] - __uint_as_float(pa2 << 16), p[3] - __uint_as_float(pa2 & 0xFFFF0000u));
+        l = l * alpha + (p[0] + p[1]) + (p[2] + p[3]);
         m = m_new;
 #pragma unroll
         for (unsigned nb = 0; nb < 8; ++nb) { o[nb][0] *= alpha; o[nb][1] *= alpha; }
@@ -130,7 +132,9 @@ PL_COMPONENT(attn_core_split_main) {
           unsigned v0, v1, v2, v3;  // dim block 2dp: keys 0-7, 8-15; dim block 2dp+1: the same
           ldsm_x4_t(vbase + swz(v_row, 2 * dp + v_chunk), v0, v1, v2, v3);
           mma_bf16(o[2 * dp], pa0, pa2, v0, v1);
+          mma_bf16(o[2 * dp], pb0, pb2, v0, v1);
           mma_bf16(o[2 * dp + 1], pa0, pa2, v2, v3);
+          mma_bf16(o[2 * dp + 1], pb0, pb2, v2, v3);
         }
       }
       kv.release(ctx);  // arrive = "warp": __syncwarp(), lane 0 arrives
