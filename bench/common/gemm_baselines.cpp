@@ -2,11 +2,14 @@
 #include "gemm_baselines.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace plbench {
 
 std::string LtGemm::Algo::describe() const {
-  int id = -1, tile = -1, stages = -1, splitk = -1, swizzle = -1, reduction = -1, cluster = -1;
+  int32_t id = -1, splitk = -1;
+  uint32_t tile = 0, stages = 0, swizzle = 0, reduction = 0;
+  uint16_t cluster = 0;
   size_t got = 0;
   cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, &got);
   cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &got);
@@ -15,9 +18,10 @@ std::string LtGemm::Algo::describe() const {
   cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &swizzle, sizeof swizzle, &got);
   cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &reduction, sizeof reduction, &got);
   cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &cluster, sizeof cluster, &got);
-  char b[200];
-  std::snprintf(b, sizeof b, "rank %d: algo %d, tile %d, stages %d, splitK %d, reduction %d, swizzle %d, cluster %d, workspace %zu B",
-                rank, id, tile, stages, splitk, reduction, swizzle, cluster, workspace);
+  char b[240];
+  std::snprintf(b, sizeof b, "%s %d: algo %d, tile %u, stages %u, splitK %d, reduction %u, swizzle %u, cluster %u, workspace %zu B",
+                variant_of < 0 ? "heuristic rank" : "variant of rank", variant_of < 0 ? rank : variant_of, id, tile, stages, splitk,
+                reduction, swizzle, unsigned(cluster), workspace);
   return b;
 }
 
@@ -61,6 +65,58 @@ std::unique_ptr<LtGemm::Plan> LtGemm::plan(unsigned M, unsigned N, unsigned K, c
     a.waves = res[size_t(i)].wavesCount;
     a.rank = i;
     p->algos.push_back(a);
+  }
+  // The heuristic may offer fewer than asked (8 for these shapes on an H200 with CUDA 13). Then the
+  // candidates are widened with configurations next to its own: each of its algorithms with every
+  // supported stage count, CTA swizzle on/off and split-K 1/2/4, each checked by
+  // cublasLtMatmulAlgoCheck (which also gives its workspace), duplicates dropped, in rank order.
+  const size_t heuristic = p->algos.size();
+  auto same = [&](const cublasLtMatmulAlgo_t& x) {
+    for (const Algo& a : p->algos)
+      if (std::memcmp(&a.algo, &x, sizeof x) == 0) return true;
+    return false;
+  };
+  for (size_t h = 0; h < heuristic && p->algos.size() < size_t(requested); ++h) {
+    const cublasLtMatmulAlgo_t base = p->algos[h].algo;
+    size_t got = 0;
+    uint32_t stage_ids[64];
+    std::vector<uint32_t> stages;
+    if (cublasLtMatmulAlgoCapGetAttribute(&base, CUBLASLT_ALGO_CAP_STAGES_IDS, stage_ids, sizeof stage_ids, &got) == CUBLAS_STATUS_SUCCESS)
+      stages.assign(stage_ids, stage_ids + std::min<size_t>(got / sizeof(uint32_t), 64));
+    uint32_t base_stage = 0;
+    cublasLtMatmulAlgoConfigGetAttribute(&base, CUBLASLT_ALGO_CONFIG_STAGES_ID, &base_stage, sizeof base_stage, &got);
+    if (stages.empty()) stages.push_back(base_stage);
+    int32_t splitk_ok = 0;
+    cublasLtMatmulAlgoCapGetAttribute(&base, CUBLASLT_ALGO_CAP_SPLITK_SUPPORT, &splitk_ok, sizeof splitk_ok, &got);
+    uint32_t swz_ok = 0;
+    cublasLtMatmulAlgoCapGetAttribute(&base, CUBLASLT_ALGO_CAP_CTA_SWIZZLING_SUPPORT, &swz_ok, sizeof swz_ok, &got);
+    for (uint32_t st : stages)
+      for (uint32_t swz = 0; swz <= (swz_ok ? 1u : 0u); ++swz)
+        for (int32_t sk : {1, 2, 4}) {
+          if (sk > 1 && !splitk_ok) continue;
+          if (p->algos.size() >= size_t(requested)) break;
+          cublasLtMatmulAlgo_t v = base;
+          if (cublasLtMatmulAlgoConfigSetAttribute(&v, CUBLASLT_ALGO_CONFIG_STAGES_ID, &st, sizeof st) != CUBLAS_STATUS_SUCCESS ||
+              cublasLtMatmulAlgoConfigSetAttribute(&v, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &swz, sizeof swz) != CUBLAS_STATUS_SUCCESS ||
+              cublasLtMatmulAlgoConfigSetAttribute(&v, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &sk, sizeof sk) != CUBLAS_STATUS_SUCCESS)
+            continue;
+          if (sk > 1) {
+            const uint32_t scheme = CUBLASLT_REDUCTION_SCHEME_INPLACE;
+            if (cublasLtMatmulAlgoConfigSetAttribute(&v, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &scheme, sizeof scheme) != CUBLAS_STATUS_SUCCESS)
+              continue;
+          }
+          if (same(v)) continue;
+          cublasLtMatmulHeuristicResult_t chk{};
+          if (cublasLtMatmulAlgoCheck(handle_, desc_, p->a, p->b, p->d, p->d, &v, &chk) != CUBLAS_STATUS_SUCCESS) continue;
+          if (chk.workspaceSize > workspace_.bytes) continue;
+          Algo a;
+          a.algo = v;
+          a.workspace = chk.workspaceSize;
+          a.waves = chk.wavesCount;
+          a.rank = int(p->algos.size());
+          a.variant_of = p->algos[h].rank;
+          p->algos.push_back(a);
+        }
   }
   if (p->algos.empty()) die("cuBLASLt: no algorithm for M = " + std::to_string(M) + ", N = " + std::to_string(N) + ", K = " + std::to_string(K));
   return p;

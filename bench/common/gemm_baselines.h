@@ -1,8 +1,9 @@
 // bench/common/gemm_baselines.h — the GEMM baselines of the benches, row-major
 //     D[M, N] = A[M, K] · B[N, K]^T      (A = activations, B = weights; bf16 in, fp32 compute)
-//   LtGemm        cuBLASLt: the heuristic's top algorithms (32 requested, 32 MiB workspace), each
-//                 timed ("autotuned") on the real operands; the fastest is the baseline, the
-//                 heuristic's first is kept beside it
+//   LtGemm        cuBLASLt: the heuristic's top algorithms (32 requested, 32 MiB workspace; where it
+//                 offers fewer, widened with checked configurations next to its own up to the count
+//                 asked), each timed ("autotuned") on the real operands; the fastest is the
+//                 baseline, the heuristic's first is kept beside it
 //   CublasGemmEx  cublasGemmEx(CUBLAS_OP_T, CUBLAS_OP_N, ..., CUBLAS_COMPUTE_32F, GEMM_DEFAULT)
 //                 with a 32 MiB workspace: the call torch.mm makes for bf16
 //
@@ -40,7 +41,8 @@ class LtGemm {
     cublasLtMatmulAlgo_t algo{};
     size_t workspace = 0;
     float waves = 0;
-    int rank = 0;           // position in the heuristic's list (0 = its first choice)
+    int rank = 0;           // position in the candidate list (0 = the heuristic's first choice)
+    int variant_of = -1;    // >= 0: a configuration next to the heuristic's algorithm of this rank
     double tuned_ms = NAN;  // median of the autotuning runs; NaN: failed to run
     std::string describe() const;  // "rank 3: tile 12, stages 8, splitK 1, swizzle 0, ..."
   };

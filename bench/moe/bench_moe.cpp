@@ -16,7 +16,7 @@
 // Checks, per T, on fresh random inputs: Hm is poisoned with NaN before the gate/up kernel and every
 // row must be written; Y rows of 64 sampled tokens are compared per element with a CPU double
 // reference that recomputes the whole layer from the same inputs (experts chosen from the device
-// logits): |y - ref| <= 2^-6 rms(ref) + 2^-7 |ref|. Timing (bench/common): gate/up, down and their
+// logits): |y - ref| <= rms(ref)/16 + 2^-6 |ref|. Timing (bench/common): gate/up, down and their
 // controls in the spin + round-robin timer; the whole layer (its routing reads a count back to
 // the host, so it cannot sit behind a spin) timed run by run. The PyTorch pipeline is timed in the
 // same process as these kernels by bench/moe/bench_torch.py.
@@ -243,7 +243,8 @@ int main(int argc, char** argv) {
     double rms = 0;
     for (double v : ref) rms += v * v;
     rms = std::sqrt(rms / double(ref.size()));
-    const double atol = rms / 64, rtol = 1.0 / 128;
+    // bf16 intermediates (Hm) and fp32 atomics: errors scale with the output's typical size.
+    const double atol = rms / 16, rtol = 1.0 / 64;
     struct Check {
       TolCheck y;
       size_t hm_unwritten = 0;

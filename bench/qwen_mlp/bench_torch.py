@@ -13,7 +13,8 @@ stream; the PyTorch contenders run on the same tensors:
   pipelink-fused, pipelink-gemm
 Data: X ~ N(0,1), W ~ N(0, 0.02^2), bf16 (torch.randn), the same for every contender. Every output
 is poisoned with NaN and checked per element against an fp32 reference (|out - ref| <= 1e-3 +
-rtol |ref|, rtol 2^-7 for GU, 2^-6 for H), the worst element reported. Timing:
+rtol |ref|, rtol 2^-7 for GU, 2^-6 for H, 2^-5 for the eager SwiGLU, which rounds silu and the
+product to bf16), the worst element reported. Timing:
 bench/common/bench.py's spin + round-robin timer; clocks read before and after each M.
 --profile: only launch the headline kernels (fused and GEMM-only at the largest M) once each, for
 ncu; no checks, no timing.
@@ -36,6 +37,7 @@ import pipelink  # noqa: E402
 HID, INTER = 5120, 25600
 GU_N = 2 * INTER
 ATOL, RTOL_GU, RTOL_H = 1e-3, 2.0 ** -7, 2.0 ** -6
+RTOL_H_BF16_MATH = 2.0 ** -5  # eager torch SwiGLU: silu and the product in bf16, two more roundings
 VARIANTS = ["fused", "fused_medium", "fused_narrow", "fused_small", "gemm", "gemm_medium", "gemm_narrow", "gemm_small"]
 
 
@@ -187,7 +189,7 @@ def main() -> int:
             elif name == "torch.mm":
                 out, ref, rtol = GU, GU32, RTOL_GU
             else:
-                out, ref, rtol = hold["h"], H32, RTOL_H
+                out, ref, rtol = hold["h"], H32, RTOL_H_BF16_MATH if name.endswith("eager") else RTOL_H
             checks[name] = B.tol_check(out, ref, ATOL, rtol)
             all_ok &= checks[name]["ok"]
         del GU32, H32
@@ -233,7 +235,7 @@ def write_md(path: str, res) -> None:
     L = [f"# Qwen3-32B MLP gate/up + SwiGLU against PyTorch, same process (bench/qwen_mlp/bench_torch.py)\n",
          f"{res['device']} ({res['sms']} SMs), {res['date']}, torch {res['torch']}, Python {res['python']}, seed {res['seed']}. "
          f"Data: {res['data']}. Timer: {res['timer']}; {res['rounds']} rounds. PipeLink kernels loaded and launched on torch "
-         f"tensors with `import pipelink`. Checks per element against fp32: |err| <= {ATOL} + rtol|ref| (rtol GU 2^-7, H 2^-6). "
+         f"tensors with `import pipelink`. Checks per element against fp32: |err| <= {ATOL} + rtol|ref| (rtol GU 2^-7, H 2^-6; eager SwiGLU, bf16 math: 2^-5). "
          f"torch.compile(swiglu, dynamic=True) took {res['torch_compile_s'] or float('nan'):.1f} s to compile. "
          f"All checks {'passed' if res['all_ok'] else '**did not pass**'}.\n",
          "Ratios are per round (paired), median [q1, q3]; faster/slower only when the quartiles exclude 1.\n",
