@@ -12,8 +12,9 @@ mkdir -p "$OUT"
 export PYTHONPATH=$S/py
 export PATH=/usr/local/cuda/bin:$PATH
 pack() { tar -C "$W" -czf "$OUT/results.tgz" --exclude=out . 2>/dev/null; }
-step() {  # step NAME TIMEOUT CMD...
+step() {  # step NAME TIMEOUT CMD...  (SKIP="name ..." leaves steps out)
   local name=$1 t=$2; shift 2
+  case " ${SKIP:-} " in *" $name "*) echo "=== $name: skipped"; return;; esac
   echo "=== $name ($(date -u +%H:%M:%S))"
   local t0=$SECONDS
   timeout "$t" "$@" > "$W/$name.log" 2>&1
