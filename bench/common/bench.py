@@ -154,9 +154,12 @@ def clocks_line(c: Mapping[str, Any]) -> str:
 
 
 def tol_check(out: Any, ref: Any, atol: float, rtol: float) -> Dict[str, Any]:
-    """Per element: |out - ref| <= atol + rtol |ref| (in fp32 on the GPU), NaN in out = unwritten.
-    Returns ok, the counts, the worst element (flat index, out, ref, err/tol), max abs error and the
-    relative L2 error (a side figure)."""
+    """Per element: |out - ref| <= atol + rtol |ref| (in fp32 on the GPU for tensors), NaN in out =
+    unwritten. Returns ok, the counts, the worst element (flat index, out, ref, err/tol), max abs
+    error and the relative L2 error (a side figure). Sequences of numbers are checked in Python
+    with the same definition (bench/common/stats.cpp's tol_check_host)."""
+    if not hasattr(out, "float"):
+        return _tol_check_seq(list(out), list(ref), atol, rtol)
     import torch
     o = out.float().reshape(-1)
     r = ref.float().reshape(-1)
@@ -173,6 +176,28 @@ def tol_check(out: Any, ref: Any, atol: float, rtol: float) -> Dict[str, Any]:
                max_abs_err=float(torch.where(nan, torch.zeros_like(err), err).max()), rel_l2=rel)
     res["ok"] = res["unwritten"] == 0 and res["over_tolerance"] == 0 and math.isfinite(rel)
     return res
+
+
+def _tol_check_seq(out: List[float], ref: List[float], atol: float, rtol: float) -> Dict[str, Any]:
+    nans = over = 0
+    worst, worst_i, max_abs, d2, r2 = 0.0, 0, 0.0, 0.0, 0.0
+    for i, (o, r) in enumerate(zip(out, ref)):
+        if math.isnan(o):
+            nans += 1
+            continue
+        err, tol = abs(o - r), atol + rtol * abs(r)
+        ratio = err / tol if tol > 0 else (math.inf if err > 0 else 0.0)
+        over += ratio > 1
+        if ratio > worst or i == 0:
+            worst, worst_i = ratio, i
+        max_abs = max(max_abs, err)
+        d2 += (o - r) ** 2
+        r2 += r * r
+    rel = math.sqrt(d2 / r2) if r2 > 0 else (math.inf if d2 > 0 else 0.0)
+    n = len(out)
+    return dict(atol=atol, rtol=rtol, elements=n, unwritten=nans, over_tolerance=over, worst_index=worst_i,
+                worst_out=out[worst_i] if n else math.nan, worst_ref=ref[worst_i] if n else math.nan, worst_err_over_tol=worst,
+                max_abs_err=max_abs, rel_l2=rel, ok=n > 0 and nans == 0 and over == 0 and math.isfinite(rel))
 
 
 def tol_line(c: Mapping[str, Any]) -> str:
