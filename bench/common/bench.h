@@ -4,19 +4,23 @@
 //   Device / open_device()          the primary context (the one the CUDA runtime, cuBLAS and
 //                                   PyTorch use), its name, SM count and a stream
 //   DeviceBuffer                    an allocation freed with its owner
-//   Util                            bench_util.cubin: random fill, GPU spin, per-element check
+//   Util                            bench_util.cubin: random fill, GPU spin, and Util::check, the
+//                                   per-element check on the GPU
 //   poison()                        0xFF bytes: NaN in bf16 and fp32, so unwritten outputs show
-//   tol_check() / tol_check_host()  per element: |out - ref| <= atol + rtol * |ref|; the count
+//   time_round_robin() / Contender  the spin + round-robin timer (contenders interleaved)
+//   Clocks / read_clocks()          SM and memory clocks, temperature, power (NVML, else nvidia-smi)
+//   make_map()                      a bf16 TMA tensor map (pipelink::bf16_tensor_map)
+// and, from stats.h (no GPU needed):
+//   TolCheck / tol_check_host()     per element: |out - ref| <= atol + rtol * |ref|; the count
 //                                   over tolerance, the worst element (index, out, ref, err/tol),
 //                                   NaNs (unwritten), and the relative L2 error as a side figure
 //   Stats / stats_of()              the one median and spread of every bench (see Stats)
 //   Ratio / paired_ratio()          a / b per round and its verdict: faster, slower or within noise
-//   RoundRobinTimer                 the spin + round-robin timer (contenders interleaved)
-//   Clocks / read_clocks()          SM and memory clocks, temperature, power (NVML, else nvidia-smi)
 //   Json                            a small streaming JSON writer
-//   make_map()                      a bf16 TMA tensor map (pipelink::bf16_tensor_map)
+// GEMM baselines (autotuned cuBLASLt, cublasGemmEx): gemm_baselines.h.
 //
-// The Python benches use bench/common/bench.py, which defines the same statistics.
+// The Python benches use bench/common/bench.py, which defines the same statistics and check
+// (tests/python/test_bench_common.py holds the two to each other).
 #pragma once
 
 #include <cuda.h>
