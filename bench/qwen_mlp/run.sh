@@ -16,7 +16,7 @@ BENCH=$B/bench/bench_qwen_mlp
 K=$B/examples/qwen_mlp
 RES=${RESULTS_DIR:-bench/results}   # the GPU test points this elsewhere
 
-if [ ! -x "$BENCH" ] || [ ! -f "$B/bench/swiglu.cubin" ]; then
+if [ ! -x "$BENCH" ] || [ ! -f "$B/bench/swiglu.cubin" ] || [ ! -f "$B/bench/bench_util.cubin" ]; then
   echo "run.sh: $BENCH not built; building it in $B"
   command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
   cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build "$B" --target bench_qwen_mlp -j"$(nproc)" || exit 2
