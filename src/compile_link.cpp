@@ -409,7 +409,13 @@ void compile_link(LinkContext& ctx) {
   }
   {
     std::vector<char> cubin;
-    if (!jit(ctx, {arch, "-lto", "-verbose"}, inputs, false, cubin, info)) return;
+    std::vector<std::string> options{arch, "-lto", "-verbose"};
+    // PTX components are assembled on their own (ptxas -c): without the entry's register cap,
+    // ptxas gives a component function more registers than the entry that calls it may use, and
+    // the link fails ("entry function ... with max regcount of N calls function ... with regcount
+    // of M"). The cap is the launch bound the entry already has.
+    if (any_ptx && ctx.entry_registers > 0) options.push_back("-maxrregcount=" + std::to_string(ctx.entry_registers));
+    if (!jit(ctx, options, inputs, false, cubin, info)) return;
     // The control (one program, no probe) and PTX inputs: what the linker's own log reports.
     if (any_ptx || ctx.opt.control) {
       static const std::regex unres(R"(Unresolved extern variable '([^']+)')");
