@@ -359,6 +359,11 @@ void scan_code(LinkContext& ctx, const Contract& c, const std::string& object,
   std::vector<const TargetInstruction*> lacking;
   for (const TargetInstruction& ti : target_instructions())
     if (!target_has(ctx.target.arch, ti)) lacking.push_back(&ti);
+  auto listed = [](const char* targets) {
+    std::string s;
+    for (const char* p = targets; *p; ++p) s += *p == ',' ? std::string(", ") : std::string(1, *p);
+    return s;
+  };
   std::set<std::string> shared_used;
   int indirect = 0;
   for (const std::string& fn : closure(fns, root, indirect)) {
@@ -410,7 +415,7 @@ void scan_code(LinkContext& ctx, const Contract& c, const std::string& object,
       for (const TargetInstruction* ti : lacking)
         if (st.rfind(ti->prefix, 0) == 0)
           add(std::string("target:") + ti->prefix,
-              std::string("uses ") + ti->name + ", which target " + ctx.target.arch + " does not have (only " + ti->targets +
+              std::string("uses ") + ti->name + ", which target " + ctx.target.arch + " does not have (only " + listed(ti->targets) +
                   "): it cannot be linked for " + ctx.target.arch,
               raw);
       if (st.rfind("setmaxnreg.", 0) == 0)
