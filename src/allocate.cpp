@@ -1,6 +1,6 @@
 // allocate — places everything jointly: warps and warpgroups, register budgets, named-barrier
-// ids, kernel-parameter slots, pipes (and generated transfers), shared-memory offsets and mbarrier
-// slots. Checks the totals against the target as it goes (smem, barriers, threads, registers).
+// ids, kernel-parameter slots, pipes (and the transfers connect inserted), shared-memory offsets
+// and mbarrier slots. Does not add, remove or re-point pipes (connect.cpp owns the graph). Checks the totals against the target as it goes (smem, barriers, threads, registers).
 //
 // Deterministic: warps are placed in a canonical order independent of the input order (see
 // place_warps); everything else visits instances in input order and pipes in first-mention order,
@@ -33,50 +33,6 @@ bool phases_disjoint(const std::vector<std::string>& a, const std::vector<std::s
 // and mbarriers) run concurrently and the contracts declare no order between one instance's
 // phases and another's. So: same instance, both with phase lists, no phase in common (the
 // placement's `meet` below, on interned phase ids).
-
-bool views_differ(const Pipe& p) {
-  for (size_t i = 0; i < p.tensors.size() && i < p.consumer_view.size(); ++i)
-    if (p.tensors[i].layout != p.consumer_view[i].layout || p.tensors[i].swizzle != p.consumer_view[i].swizzle) return true;
-  return false;
-}
-
-// Each transfer is a one-warp generated role: consumer of the producers' pipe, producer of a new
-// pipe in the consumers' layout. Consumers are re-pointed at the new pipe. The transfer moves
-// per_tile stages per tile, so every producer must declare per_tile: a silent default of 1 would
-// leave the transfer out of step with the pipe.
-void insert_transfers(LinkContext& ctx) {
-  size_t n = ctx.pipes.size();
-  for (size_t i = 0; i < n; ++i) {
-    if (ctx.pipes[i].producers.empty() || ctx.pipes[i].consumers.empty() || !views_differ(ctx.pipes[i])) continue;
-    std::set<const PortDecl*> asked;
-    for (const PipeEnd& e : ctx.pipes[i].producers) {
-      const Contract& c = *ctx.instances[e.instance].contract;
-      const PortDecl& pd = c.ports[e.port];
-      if (!asked.insert(&pd).second) continue;
-      // Ends that declare per_tile agree and are at least 1 over facts (check: check_per_tile);
-      // over params it is known only at run time (PL_CHECKED traps there).
-      if (pd.per_tile_declared) continue;
-      const PipeEnd& ce = ctx.pipes[i].consumers.front();
-      const Contract& cc = *ctx.instances[ce.instance].contract;
-      ctx.diags.error("port-mismatch", "component '" + c.name + "': pipe '" + ctx.pipes[i].name +
-                                           "' needs a generated transfer (its consumers read another layout or swizzle), "
-                                           "which moves per_tile stages per tile, but port '" + pd.name + "' declares no per_tile",
-                      pd.loc)
-          .notes.push_back("consumer " + cc.name + " (" + cc.owner + ") declares the port at " + cc.ports[ce.port].loc.str());
-    }
-    Pipe to;
-    to.name = ctx.pipes[i].name + ".xfer";
-    to.stages = ctx.pipes[i].stages;
-    to.tensors = ctx.pipes[i].consumer_view;
-    to.consumer_view = ctx.pipes[i].consumer_view;
-    to.consumers = ctx.pipes[i].consumers;
-    to.transfer_from = static_cast<int>(i);
-    ctx.pipes[i].consumers.clear();
-    ctx.pipes[i].consumer_view = ctx.pipes[i].tensors;
-    ctx.pipes[i].transfer_to = static_cast<int>(ctx.pipes.size());
-    ctx.pipes.push_back(std::move(to));
-  }
-}
 
 // Warp placement does not depend on the order of the contracts on the command line: roles are
 // placed by a canonical key, (warps descending, component name, instance index), so instance
@@ -564,7 +520,6 @@ void place_smem(LinkContext& ctx) {
 
 void allocate(LinkContext& ctx) {
   if (!ctx.sizes_ok) return;  // check reported a quantity out of range: nothing to place
-  insert_transfers(ctx);
   place_warps(ctx);
   assign_registers(ctx);
   assign_barriers(ctx);

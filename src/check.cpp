@@ -3,9 +3,12 @@
 // Does: instance counts, entries, warp and register declarations, binding-table capacities, the
 // range of every count and size (out of range clears ctx.sizes_ok and allocate does not run, so
 // nothing downstream can overflow or wrap when narrowed to the 32-bit slots), pipe connectivity and agreement (stages, dtypes, shapes, swizzle spans,
-// guarantees; layout differences become transfers), parameter types, one tile sequence. Builds
-// ctx.pipes (ends and tensors) for allocate. Does not: place anything or check totals against the
-// target (allocate does, since totals exist only once things are placed).
+// guarantees; layout differences become transfers), parameter types, one tile sequence. Two
+// entry points around connect (connect.cpp, which builds ctx.pipes): check() looks at each
+// contract alone and against the target; check_link() at the link as a whole (parameters, the
+// tile sequence, per_tile over the pipes, asserts). Does not: build or change the pipe graph,
+// place anything or check totals against the target (allocate does, since totals exist only once
+// things are placed).
 #include <climits>
 #include <optional>
 #include <set>
@@ -54,6 +57,9 @@ constexpr int64_t kMaxMbarriers = 1024;    // per [[mbarrier]] group
 constexpr int64_t kMaxArrivals = (1 << 20) - 1;
 
 std::string range(int64_t lo, int64_t hi) { return std::to_string(lo) + ".." + std::to_string(hi); }
+}  // namespace
+
+// Shared with connect.cpp (context.h).
 bool stages_ok(const PortDecl& p) { return p.stages.value >= 1 && p.stages.value <= kMaxStages; }
 
 // A tensor's bytes, without overflow; nullopt when rows or cols is not positive or the product
@@ -77,6 +83,8 @@ void check_swizzle(LinkContext& ctx, const Contract& c, const PortDecl& p, const
                                          std::to_string(row ? cols : rows) + " x " + std::to_string(dtype_bytes(t.dtype)) +
                                          " bytes) is " + std::to_string(span) + " bytes; 128B swizzle needs exactly 128", t.loc);
 }
+
+namespace {
 
 void check_capacity(LinkContext& ctx, const Contract& c) {
   // Past these capacities nothing is allocated (ctx.sizes_ok): allocation's work stays bounded
@@ -191,166 +199,6 @@ void check_entries(LinkContext& ctx) {
     if (!fresh)
       ctx.diags.error("entry", "components '" + it->second->name + "' and '" + c->name + "' both declare entry '" + c->entry + "'", c->loc)
           .notes.push_back(it->second->name + " declares it at " + it->second->loc.str());
-  }
-}
-
-PipeTensor view(const TensorDecl& t) {
-  PipeTensor v;
-  v.name = t.name;
-  v.dtype = t.dtype;
-  v.rows = t.rows.value;
-  v.cols = t.cols.value;
-  v.elem_bytes = dtype_bytes(t.dtype);
-  v.layout = t.layout;
-  v.swizzle = t.swizzle;
-  return v;
-}
-
-bool has(const std::vector<std::string>& v, const std::string& s) {
-  for (const auto& x : v) if (x == s) return true;
-  return false;
-}
-
-void connect_pipes(LinkContext& ctx) {
-  Diagnostics& d = ctx.diags;
-  std::map<std::string, int> index;
-  for (size_t i = 0; i < ctx.instances.size(); ++i) {
-    const Contract& c = *ctx.instances[i].contract;
-    for (size_t p = 0; p < c.ports.size(); ++p) {
-      const PortDecl& pd = c.ports[p];
-      auto renamed = ctx.opt.connect.find(pd.name);
-      const std::string& pipe_name = renamed == ctx.opt.connect.end() ? pd.name : renamed->second;
-      auto [it, fresh] = index.emplace(pipe_name, static_cast<int>(ctx.pipes.size()));
-      if (fresh) { ctx.pipes.emplace_back(); ctx.pipes.back().name = pipe_name; }
-      Pipe& pipe = ctx.pipes[it->second];
-      (pd.dir == PortDir::Out ? pipe.producers : pipe.consumers).push_back({static_cast<int>(i), static_cast<int>(p)});
-    }
-  }
-  for (const auto& [from, to] : ctx.opt.connect) {
-    bool used = false;
-    for (const Instance& in : ctx.instances)
-      for (const PortDecl& pd : in.contract->ports) used |= pd.name == from;
-    if (!used) ctx.diags.warning("port-unconnected", "--connect " + from + "=" + to + ": no component has a port named '" + from + "'");
-  }
-  auto port = [&](const PipeEnd& e) -> const PortDecl& { return ctx.instances[e.instance].contract->ports[e.port]; };
-  auto inst = [&](const PipeEnd& e) -> const Instance& { return ctx.instances[e.instance]; };
-  for (Pipe& pipe : ctx.pipes) {
-    if (pipe.producers.empty() || pipe.consumers.empty()) {
-      const PipeEnd& e = pipe.producers.empty() ? pipe.consumers.front() : pipe.producers.front();
-      d.error("port-unconnected", "pipe '" + pipe.name + "' has " + (pipe.producers.empty() ? "no producer" : "no consumer") +
-                                      ": port '" + port(e).name + "' of '" + inst(e).name + "' is connected to nothing", port(e).loc)
-          .notes.push_back("ports connect by name (or join with --connect PORT=" + pipe.name + "): another component needs a port '" + pipe.name + "' with direction '" +
-                           (pipe.producers.empty() ? "out" : "in") + "'");
-      continue;
-    }
-    const PortDecl& p0 = port(pipe.producers.front());
-    const Contract& c0 = *inst(pipe.producers.front()).contract;
-    pipe.stages = p0.stages.value;  // its range is check_component's
-    pipe.tx = false;
-    for (const PipeEnd& e : pipe.producers) pipe.tx |= port(e).completion == Completion::Tx;
-    // Several producer components: each tensor of a stage is filled by exactly one of them.
-    {
-      std::map<const Contract*, const PortDecl*> by_component;
-      for (const PipeEnd& e : pipe.producers) by_component.emplace(inst(e).contract, &port(e));
-      bool any_writes = false;
-      for (const auto& [c, pd] : by_component) any_writes |= !pd->writes.empty();
-      if (by_component.size() > 1 || any_writes) {
-        std::map<std::string, const Contract*> writer;
-        bool all_declared = true;
-        for (const auto& [c, pd] : by_component) {
-          if (pd->writes.empty()) {
-            all_declared = false;
-            d.error("port-mismatch", "pipe '" + pipe.name + "' has producers from several components; '" + c->name +
-                                         "' must declare the tensors it writes (writes = [...])", pd->loc);
-            continue;
-          }
-          for (const std::string& w : pd->writes) {
-            auto [it, fresh] = writer.emplace(w, c);
-            if (!fresh)
-              d.error("port-mismatch", "pipe '" + pipe.name + "': tensor '" + w + "' is written by both '" + it->second->name +
-                                           "' and '" + c->name + "'", pd->writes_loc);
-          }
-        }
-        for (const TensorDecl& t : p0.tensors)
-          if (!writer.count(t.name) && all_declared)
-            d.error("port-mismatch", "pipe '" + pipe.name + "': no producer writes tensor '" + t.name + "'", t.loc);
-      }
-    }
-    for (const TensorDecl& t : p0.tensors) pipe.tensors.push_back(view(t));
-    std::vector<PipeEnd> ends = pipe.producers;
-    ends.insert(ends.end(), pipe.consumers.begin(), pipe.consumers.end());
-    const PortDecl* consumer_ref = nullptr;
-    const Contract* consumer_ref_c = nullptr;
-    std::set<const PortDecl*> seen{&p0};  // a contract listed twice is compared (and reported) once
-    for (const PipeEnd& e : ends) {
-      const PortDecl& p = port(e);
-      const Contract& c = *inst(e).contract;
-      if (!seen.insert(&p).second) continue;
-      auto mismatch = [&](const std::string& what, const SourceLoc& loc) {
-        d.error("port-mismatch", "pipe '" + pipe.name + "': " + what, loc)
-            .notes.push_back("producer " + who(c0) + " declares the port at " + p0.loc.str());
-      };
-      if (p.stages.value != pipe.stages && stages_ok(p) && stages_ok(p0))  // out of range: reported already
-        mismatch("'" + c.name + "' declares " + std::to_string(p.stages.value) + " stages but '" + c0.name + "' declares " +
-                     std::to_string(pipe.stages), p.stages.loc);
-      if (p.dir == PortDir::Out && p.completion != p0.completion && (p.writes.empty() || p0.writes.empty()))
-        mismatch("producers '" + c0.name + "' and '" + c.name +
-                     "' complete stages differently (tx vs arrive); declare the tensors each one writes (writes = [...])", p.loc);
-      if (p.tensors.size() != p0.tensors.size()) {
-        mismatch("'" + c.name + "' expects " + std::to_string(p.tensors.size()) + " tensors per stage, '" + c0.name + "' has " +
-                     std::to_string(p0.tensors.size()), p.loc);
-        continue;
-      }
-      for (size_t k = 0; k < p.tensors.size(); ++k) {
-        const TensorDecl& a = p0.tensors[k];
-        const TensorDecl& b = p.tensors[k];
-        std::string tn = "tensor " + std::to_string(k) + " ('" + a.name + "')";
-        if (a.name != b.name) mismatch(tn + " is named '" + b.name + "' by '" + c.name + "'", b.loc);
-        if (a.dtype != b.dtype)
-          mismatch(tn + ": '" + c0.name + "' has dtype " + a.dtype + ", '" + c.name + "' expects " + b.dtype +
-                       " (a transfer moves data; precision conversion is the components' business)", b.loc);
-        const auto fits = [&](const TensorDecl& t) {
-          return tensor_bytes(t.rows.value, t.cols.value, dtype_bytes(t.dtype), ctx.target.max_smem).has_value();
-        };
-        if (!b.any_shape && (a.rows.value != b.rows.value || a.cols.value != b.cols.value) && fits(a) && fits(b))
-          mismatch(tn + ": '" + c0.name + "' has shape [" + std::to_string(a.rows.value) + ", " + std::to_string(a.cols.value) +
-                       "], '" + c.name + "' expects [" + std::to_string(b.rows.value) + ", " + std::to_string(b.cols.value) + "]", b.loc);
-        if (p.dir == PortDir::Out && (a.layout != b.layout || a.swizzle != b.swizzle))
-          mismatch(tn + ": producers '" + c0.name + "' and '" + c.name + "' write different layouts into one stage", b.loc);
-      }
-      if (p.dir == PortDir::In) {
-        if (!consumer_ref) { consumer_ref = &p; consumer_ref_c = &c; }
-        else {
-          for (size_t k = 0; k < p.tensors.size() && k < consumer_ref->tensors.size(); ++k)
-            if (p.tensors[k].layout != consumer_ref->tensors[k].layout || p.tensors[k].swizzle != consumer_ref->tensors[k].swizzle)
-              d.error("port-mismatch", "pipe '" + pipe.name + "': consumers '" + consumer_ref_c->name + "' and '" + c.name +
-                                           "' want tensor '" + p.tensors[k].name + "' in different layouts; one transfer per pipe", p.tensors[k].loc);
-        }
-        for (const std::string& g : p.requires_) {
-          std::set<const PortDecl*> asked;
-          for (const PipeEnd& pe : pipe.producers)
-            if (asked.insert(&port(pe)).second && !has(port(pe).guarantees, g))
-              d.error("port-guarantee", "'" + c.name + "' requires '" + g + "' on pipe '" + pipe.name + "' but producer '" +
-                                            inst(pe).contract->name + "' does not guarantee it", p.loc)
-                  .notes.push_back("producer " + who(*inst(pe).contract) + " declares the port at " + port(pe).loc.str());
-        }
-      }
-    }
-    // Consumer view: where it differs in layout or swizzle, allocate inserts a transfer.
-    if (consumer_ref && consumer_ref->tensors.size() == pipe.tensors.size()) {
-      for (size_t k = 0; k < consumer_ref->tensors.size(); ++k) {
-        PipeTensor v = view(consumer_ref->tensors[k]);
-        if (consumer_ref->tensors[k].any_shape) {
-          v.rows = pipe.tensors[k].rows;
-          v.cols = pipe.tensors[k].cols;
-          if (tensor_bytes(v.rows, v.cols, v.elem_bytes, ctx.target.max_smem))  // else reported with the producer
-            check_swizzle(ctx, *consumer_ref_c, *consumer_ref, consumer_ref->tensors[k], v.rows, v.cols);
-        }
-        pipe.consumer_view.push_back(v);
-      }
-    } else {
-      pipe.consumer_view = pipe.tensors;
-    }
   }
 }
 
@@ -508,7 +356,9 @@ void check(LinkContext& ctx) {
     check_component(ctx, *c, n);
   }
   check_entries(ctx);
-  connect_pipes(ctx);
+}
+
+void check_link(LinkContext& ctx) {
   check_params(ctx);
   check_tiles(ctx);
   check_per_tile(ctx);

@@ -39,10 +39,13 @@ std::string classic_header(const LinkOptions& options, Diagnostics& diags) {
   parse_contracts(belief);
   resolve_facts(belief);
   check(belief);
+  connect(belief);
+  check_link(belief);
+  insert_transfers(belief);
   allocate(belief);
   generate(belief);
   LinkContext& c = belief;
-  if (c.result.generated_source.empty()) {
+  if (c.unit.prelude.empty()) {
     diags.error("input", "classic-header: the contracts do not describe a layout (" + std::to_string(unchecked.error_count()) + " errors)");
     return {};
   }
@@ -57,8 +60,7 @@ std::string classic_header(const LinkOptions& options, Diagnostics& diags) {
     return {};
   }
   // The generated unit up to the entry, turned into internal-linkage constants.
-  std::string g = c.result.generated_source;
-  g = g.substr(0, g.find(kEntryMarker));
+  std::string g = c.unit.prelude;
   replace_all(g, "#include \"pipelink/device.cuh\"\n", "");
   replace_all(g, "extern \"C\" __device__ const ", "static constexpr ");
   replace_all(g, "__device__ const pl::Slots ", "static __device__ const pl::Slots ");

@@ -211,15 +211,14 @@ std::vector<std::string> extern_variables(const std::string& ptx) {
 // entry) and the probe's PTX is read. Runs only when a link has undefined bindings.
 std::map<std::string, std::vector<std::string>> attribute_undefined(LinkContext& ctx, const std::vector<Input>& inputs) {
   std::map<std::string, std::vector<std::string>> users;
-  const std::string& gen = ctx.result.generated_source;
-  const size_t cut = gen.find(kEntryMarker);
-  if (cut == std::string::npos) return users;
+  const std::string& prelude = ctx.unit.prelude;
+  if (prelude.empty()) return users;
   for (const Input& in : inputs) {
     for (const Contract* c : in.contracts) {
       size_t inst = 0;  // the contract's first instance: its slot table
       while (inst < ctx.instances.size() && ctx.instances[inst].contract != c) ++inst;
       if (inst == ctx.instances.size()) continue;
-      std::string probe = gen.substr(0, cut) + "extern \"C\" __global__ void pl_probe(const __grid_constant__ pl::Args args) {\n" +
+      std::string probe = prelude + "extern \"C\" __global__ void pl_probe(const __grid_constant__ pl::Args args) {\n" +
                           "  extern __shared__ unsigned char pl_smem[];\n  pl::Ctx ctx;\n  ctx.args = &args;\n  ctx.smem = pl_smem;\n" +
                           "  ctx.slots = &" + slots_name(inst) + ";\n  " + c->entry + "(ctx);\n}\n";
       Diagnostics quiet;
@@ -327,13 +326,13 @@ void compile_link(LinkContext& ctx) {
       src << "#include \"" << path << "\"\n";
       for (const std::string& d : c->defines) src << "#undef " << macro(d).first << "\n";
     }
-    src << ctx.result.generated_source;
+    src << ctx.unit.text();
     if (ctx.diags.has_errors()) return;
     std::vector<char> ir = compile_to_ltoir(ctx, src.str(), "pipelink_control.cu");
     if (ir.empty()) return;
     inputs.push_back({"control", "", std::move(ir), InputKind::LtoIr, {}});
   } else {
-    std::vector<char> ir = compile_to_ltoir(ctx, ctx.result.generated_source, "pipelink_generated.cu", true);
+    std::vector<char> ir = compile_to_ltoir(ctx, ctx.unit.text(), "pipelink_generated.cu", true);
     if (ir.empty()) return;
     inputs.push_back({"generated", "", std::move(ir), InputKind::LtoIr, {}});
     std::map<std::string, size_t> by_path;  // canonical object path -> index in inputs

@@ -469,9 +469,8 @@ std::map<std::string, int64_t> static_shared_vars(const std::string& ptx) {
 }  // namespace
 
 void conform(LinkContext& ctx, const std::vector<Input>& inputs) {
-  const std::string& gen = ctx.result.generated_source;
-  const size_t cut = gen.find(kEntryMarker);
-  if (cut == std::string::npos) return;
+  const std::string& prelude = ctx.unit.prelude;
+  if (prelude.empty()) return;
 
   // Which contracts come as PTX text (read directly), which need the probe link, which are cubins.
   std::vector<Input> probe_inputs;
@@ -562,7 +561,7 @@ void conform(LinkContext& ctx, const std::vector<Input>& inputs) {
   if (probe_components.empty()) return;
 
   std::ostringstream probe;
-  probe << gen.substr(0, cut)
+  probe << prelude
         << "// ---- conformance probe: slots the components cannot see as constants ----\n"
         << "__device__ pl::Slots pl_probe_slots[" << probe_components.size() << "];\n";
   for (size_t i = 0; i < probe_components.size(); ++i)

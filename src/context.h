@@ -1,13 +1,14 @@
 // context.h — the one object every pass reads and writes (no global state).
 //
-// Pass order (driver.cpp): parse_contracts → resolve_facts → check → allocate → generate →
-// compile_link → write_outputs. Each pass fills its own section below; later passes only read
-// what earlier ones wrote. All containers iterate in a deterministic order (input order, or
-// std::map order by name).
+// Pass order (driver.cpp): parse_contracts → resolve_facts → check → connect → check_link →
+// insert_transfers → allocate → generate → compile_link → write_outputs. Each pass fills its own
+// section below; later passes only read what earlier ones wrote. All containers iterate in a
+// deterministic order (input order, or std::map order by name).
 #pragma once
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -120,6 +121,17 @@ struct ParamSlot {
   SourceLoc loc;
 };
 
+// What generate hands compile_link: the connection unit in pieces. text() is the whole unit.
+struct GeneratedUnit {
+  // What the components link against: the device header, facts, the checked-build names, the
+  // launch manifest (as pl_manifest), the entries' declarations, the per-instance slot tables,
+  // the tile sequence and the generated transfers. A probe kernel may follow it in place of entry.
+  std::string prelude;
+  std::string entry;     // the __global__ kernel: mbarrier initialisation, warp-role dispatch
+  std::string manifest;  // the launch manifest (render_manifest), as the prelude embeds it
+  std::string text() const { return prelude + entry; }
+};
+
 struct LinkContext {
   const LinkOptions& opt;
   Diagnostics& diags;
@@ -136,8 +148,10 @@ struct LinkContext {
   // resolve_facts
   std::map<std::string, ResolvedFact> facts;
 
-  // allocate
+  // connect (the graph; insert_transfers adds transfer pipes; allocate fills in offsets and counts)
   std::vector<Pipe> pipes;
+
+  // allocate
   std::vector<SmemBlock> smem;
   int64_t smem_bytes = 0;
   std::vector<BarrierSlot> barriers;
@@ -153,7 +167,10 @@ struct LinkContext {
   // conform: one line per component, what was read from its object (appended to the map)
   std::vector<std::string> conformance;
 
-  // generate / compile_link / write
+  // generate
+  GeneratedUnit unit;
+
+  // generate (generated_source = unit.text(), threads, smem) / compile_link / write
   LinkResult result;
 
   LinkContext(const LinkOptions& o, Diagnostics& d) : opt(o), diags(d) {}
@@ -168,7 +185,10 @@ struct LinkContext {
 // The passes, one per file.
 void parse_contracts(LinkContext& ctx);
 void resolve_facts(LinkContext& ctx);
-void check(LinkContext& ctx);
+void check(LinkContext& ctx);             // each contract alone and against the target
+void connect(LinkContext& ctx);           // connect.cpp: ctx.pipes, and the ends of each pipe agree
+void check_link(LinkContext& ctx);        // check.cpp: the link as a whole (params, tiles, per_tile, asserts)
+void insert_transfers(LinkContext& ctx);  // connect.cpp: a transfer pipe where consumers read another layout
 void allocate(LinkContext& ctx);
 void generate(LinkContext& ctx);
 void compile_link(LinkContext& ctx);
@@ -197,8 +217,14 @@ bool same_file(const std::string& a, const std::string& b);
 // ((what, path) pairs); returns false if it did.
 bool check_output_paths(const LinkOptions& opt, const std::vector<std::pair<std::string, std::string>>& inputs,
                         Diagnostics& diags);
-constexpr const char* kEntryMarker = "// ---- entry:";  // where generate() starts the __global__ entry
 int64_t dtype_bytes(const std::string& dtype);  // 0 if unknown
+// check.cpp, shared with connect.cpp.
+bool stages_ok(const PortDecl& p);  // 1..kMaxStages
+// A tensor's bytes, without overflow; nullopt when rows or cols is not positive or the product
+// exceeds `max`.
+std::optional<int64_t> tensor_bytes(int64_t rows, int64_t cols, int64_t elem, int64_t max);
+// Reports (port-mismatch) a 128B-swizzled tensor whose contiguous extent is not one 128-byte line.
+void check_swizzle(LinkContext& ctx, const Contract& c, const PortDecl& p, const TensorDecl& t, int64_t rows, int64_t cols);
 int64_t arrivals_per_instance(Arrive a, unsigned warps);
 
 }  // namespace pipelink

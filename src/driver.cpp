@@ -1,9 +1,11 @@
 // driver — runs the passes in order over one LinkContext and writes the outputs.
 //
-//   parse_contracts → resolve_facts → check → allocate → generate → compile_link → (write_outputs)
+//   parse_contracts → resolve_facts → check → connect → check_link → insert_transfers → allocate →
+//   generate → compile_link → (write_outputs)
 //
-// A pass runs only if the ones before it reported no error, except that check and allocate run
-// together so one link reports all of its contract and resource errors at once.
+// A pass runs only if the ones before it reported no error, except that check, connect,
+// check_link, insert_transfers and allocate run together so one link reports all of its contract
+// and resource errors at once.
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -162,8 +164,16 @@ LinkResult link_passes(const LinkOptions& options, Diagnostics& diags) {
   // Holds from here: every fact has one value and one provider, every constraint and type agrees,
   // and every Quantity that names only facts has its value.
   timed(ctx, "check", [&] { check(ctx); });
-  // Allocation still runs after check errors that leave the model consistent, so resource
-  // overflows are reported together with contract disagreements.
+  // Check errors do not stop the passes up to allocate: one link reports its contract
+  // disagreements and resource overflows together. ctx.sizes_ok says whether every count and size
+  // is in the range allocation can hold.
+  timed(ctx, "connect", [&] { connect(ctx); });
+  // Holds from here: ctx.pipes is the graph the contracts declare, one pipe per port name (after
+  // --connect), each end (instance, port) on exactly one pipe, in input order.
+  timed(ctx, "check link", [&] { check_link(ctx); });
+  timed(ctx, "insert transfers", [&] { insert_transfers(ctx); });
+  // Holds from here (when ctx.sizes_ok): the graph is final. Where consumers read another layout,
+  // their pipe is a transfer pipe fed by one generated warp; nothing below adds or re-points a pipe.
   timed(ctx, "allocate", [&] { allocate(ctx); });
   if (diags.has_errors()) return {};
   // Holds from here: the contracts agree with each other and fit the target; every pipe has its
@@ -174,7 +184,8 @@ LinkResult link_passes(const LinkOptions& options, Diagnostics& diags) {
   ctx.result.svg = render_map_svg(ctx);
   timed(ctx, "generate", [&] { generate(ctx); });
   if (diags.has_errors()) return {};
-  // Holds from here: ctx.result.generated_source is the whole connection unit.
+  // Holds from here: ctx.unit is the connection unit in pieces (the prelude the components link
+  // against, the entry, the manifest), and ctx.result.generated_source is ctx.unit.text().
   if (options.check_only) {
     ctx.result.ok = true;
     return ctx.result;

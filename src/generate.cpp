@@ -6,6 +6,8 @@
 // Symbols derive from indices (pl_slots_<instance>, pl_transfer_<pipe>), never from contract
 // text; contract text appears only in comments, through printable().
 //
+// Hands compile_link the unit in pieces (ctx.unit): the prelude the components link against
+// (everything up to the entry), the __global__ entry, and the launch manifest the prelude embeds.
 // Does not: compile anything (compile_link), or decide anything (allocate did).
 #include <sstream>
 
@@ -152,8 +154,9 @@ void generate(LinkContext& ctx) {
     << "extern \"C\" __device__ unsigned long long pl_checked_report = 0;  // set by pipelink::Module\n#endif\n";
   {
     // The launch manifest (map.cpp): the runtime checks the map it is given against it.
+    ctx.unit.manifest = render_manifest(ctx);
     std::string lit;
-    for (char ch : render_manifest(ctx)) {
+    for (char ch : ctx.unit.manifest) {
       if (ch == '\n') lit += "\\n";
       else if (ch == '"' || ch == '\\') lit += std::string("\\") + ch;
       else lit += ch;
@@ -252,6 +255,8 @@ void generate(LinkContext& ctx) {
     if (ctx.pipes[pi].transfer_to >= 0) emit_transfer(ctx, pi, o);
 
   // ---- entry ----
+  ctx.unit.prelude = o.str();
+  o.str("");
   o << "// ---- entry: initialise mbarriers, then one branch per warpgroup ----\n"
     << "extern \"C\" __global__ void __launch_bounds__(" << threads << ", 1) " << ctx.opt.kernel_name
     << "(const __grid_constant__ pl::Args args) {\n"
@@ -303,7 +308,8 @@ void generate(LinkContext& ctx) {
   }
   if (!ctx.warpgroups.empty()) o << "  }\n";
   o << "}\n";
-  ctx.result.generated_source = o.str();
+  ctx.unit.entry = o.str();
+  ctx.result.generated_source = ctx.unit.text();
   ctx.result.threads = threads;
   ctx.result.smem_bytes = static_cast<unsigned>(ctx.smem_bytes);  // <= target.max_smem (allocate)
 }

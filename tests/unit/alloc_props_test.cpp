@@ -92,7 +92,7 @@ std::vector<Link> all_links() {
   return v;
 }
 
-// Runs parse → resolve → check → allocate in the link's directory; calls f(ctx) when allocation
+// Runs parse → resolve → check → connect → check_link → insert_transfers → allocate in the link's directory; calls f(ctx) when allocation
 // ran (check found every size in range). Returns whether it did.
 template <class F> bool allocate_and(const Link& l, F f) {
   const std::filesystem::path old = std::filesystem::current_path();
@@ -105,6 +105,9 @@ template <class F> bool allocate_and(const Link& l, F f) {
     pipelink::resolve_facts(ctx);
     if (!d.has_errors()) {
       pipelink::check(ctx);
+      pipelink::connect(ctx);
+      pipelink::check_link(ctx);
+      pipelink::insert_transfers(ctx);
       pipelink::allocate(ctx);
       ran = ctx.sizes_ok && !ctx.smem.empty();
       if (ran) f(ctx, d);
