@@ -15,6 +15,7 @@
 // usage error (unknown option, missing argument, malformed --connect / --set).
 #include <CLI/CLI.hpp>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -150,19 +151,22 @@ int run(int argc, char** argv) {
   }
   bool ok = false;
   if (*targets) {
-    std::cout << "target   GPUs        CC    smem/block  smem/SM  named barriers  setmaxnreg  wgmma  regs/SM  regs/block  "
-                 "regs/thread  threads/block  threads/SM\n";
+    std::printf("%-8s %-4s %11s %8s %9s %11s %6s %8s %10s %11s %14s %11s\n", "target", "CC", "smem/block",
+                "smem/SM", "barriers", "setmaxnreg", "wgmma", "regs/SM", "regs/block", "regs/thread", "threads/block",
+                "threads/SM");
     for (const pipelink::TargetInfo& t : pipelink::targets())
-      std::cout << t.arch << "  " << t.gpus << "  " << t.compute_capability << "  " << t.max_smem_block << "  " << t.smem_per_sm
-                << "  " << t.named_barriers << "  " << (t.setmaxnreg ? "yes" : "no") << "  " << (t.wgmma ? "yes" : "no") << "  "
-                << t.regs_per_sm << "  " << t.regs_per_block << "  " << t.max_regs_per_thread << "  " << t.max_threads << "  "
-                << t.max_threads_per_sm << "\n";
-    std::cout << "\nsources:\n";
+      std::printf("%-8s %-4s %11lld %8lld %9d %11s %6s %8lld %10lld %11d %14d %11d\n", t.arch, t.compute_capability,
+                  static_cast<long long>(t.max_smem_block), static_cast<long long>(t.smem_per_sm), t.named_barriers,
+                  t.setmaxnreg ? "yes" : "no", t.wgmma ? "yes" : "no", static_cast<long long>(t.regs_per_sm),
+                  static_cast<long long>(t.regs_per_block), t.max_regs_per_thread, t.max_threads, t.max_threads_per_sm);
+    std::printf("\nGPUs:\n");
+    for (const pipelink::TargetInfo& t : pipelink::targets()) std::printf("  %-8s %s\n", t.arch, t.gpus);
+    std::printf("\nsources:\n");
     const pipelink::TargetInfo& t0 = pipelink::targets().front();
-    std::cout << "  shared memory, registers, threads: " << t0.limits_source << "\n  named barriers: " << t0.barriers_source
-              << "\n  setmaxnreg: " << t0.setmaxnreg_source << "\n";
+    std::printf("  shared memory, registers, threads: %s\n  named barriers: %s\n  setmaxnreg: %s\n", t0.limits_source,
+                t0.barriers_source, t0.setmaxnreg_source);
     for (const pipelink::TargetInstruction& i : pipelink::target_instructions())
-      std::cout << "  " << i.name << ": only " << i.targets << "; " << i.source << "\n";
+      std::printf("  %s: only %s; %s\n", i.name, i.targets, i.source);
     return 0;
   }
   if (opt.cache_dir.empty())
