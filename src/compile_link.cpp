@@ -380,6 +380,7 @@ void compile_link(LinkContext& ctx) {
     if (!jit(ctx, {arch, "-lto", "-ptx"}, inputs, true, ptx, info)) return;
     ctx.result.linked_ptx.assign(ptx.begin(), ptx.end());
     check_undefined(ctx, ctx.result.linked_ptx, inputs);
+    if (!ctx.opt.control) conform_linked(ctx, ctx.result.linked_ptx);
     if (ctx.diags.has_errors()) return;
   }
   {

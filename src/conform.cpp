@@ -328,6 +328,111 @@ std::optional<long long> ptx_int(const std::string& t) {
   return v;
 }
 
+// Where a register's value comes from, followed backwards through its definitions in one
+// function body (PTX from NVVM: a register is defined once, or once per path).
+struct Origin {
+  std::set<long long> constants;  // immediates that reach it through moves and selects only
+  std::set<std::string> symbols;  // variables it is loaded from (ld [sym], ld [%rd] with %rd = sym + ...)
+  bool local = false;             // loaded from local memory (a stack or volatile variable)
+  bool other = false;             // anything else: a parameter, a special register, arithmetic on them
+};
+
+std::vector<std::string> operands_of(const std::string& st) {
+  std::vector<std::string> ops;
+  const size_t sp = st.find(' ');
+  if (sp == std::string::npos) return ops;
+  std::string cur;
+  int depth = 0;
+  for (char ch : st.substr(sp + 1)) {
+    if (ch == '(' || ch == '[' || ch == '{') ++depth;
+    if (ch == ')' || ch == ']' || ch == '}') --depth;
+    if (ch == ',' && depth == 0) { ops.push_back(trim(cur)); cur.clear(); } else cur += ch;
+  }
+  ops.push_back(trim(cur));
+  return ops;
+}
+
+class Slicer {
+ public:
+  explicit Slicer(const std::vector<std::string>& body) {
+    static const std::regex guard(R"(^@!?%?\w+ )");
+    static const std::regex def(R"(^(?!st\.|bar\.|barrier\.|red\.|cp\.|prefetch|mbarrier\.|tensormap\.)[a-z][\w.:]* (%\w+) ?,)");
+    for (const std::string& raw : body) {
+      const std::string st = std::regex_replace(raw, guard, "");
+      std::smatch m;
+      if (std::regex_search(st, m, def)) defs_[m[1].str()].push_back(st);
+    }
+  }
+  Origin of(const std::string& reg) {
+    Origin o;
+    std::set<std::pair<std::string, bool>> seen;
+    walk(reg, false, o, seen);
+    return o;
+  }
+
+ private:
+  std::map<std::string, std::vector<std::string>> defs_;
+
+  void address(const std::string& a, Origin& o, std::set<std::string>& seen) {
+    // [sym], [sym+8], [%rd], [%rd+8]
+    std::string base = a;
+    if (!base.empty() && base.front() == '[') base = base.substr(1, base.find(']') - 1);
+    base = trim(base.substr(0, base.find('+')));
+    if (base.empty()) { o.other = true; return; }
+    if (base[0] != '%') { o.symbols.insert(base); return; }
+    if (!seen.insert(base).second) return;
+    auto it = defs_.find(base);
+    if (it == defs_.end()) { o.other = true; return; }
+    for (const std::string& st : it->second) {
+      const std::string op = st.substr(0, st.find(' '));
+      const std::vector<std::string> ops = operands_of(st);
+      if (op.rfind("ld.", 0) == 0) { o.other = true; continue; }  // a pointer loaded from memory: not followed
+      bool any = false;
+      for (size_t k = 1; k < ops.size(); ++k) {
+        if (ops[k].empty() || ptx_int(ops[k])) continue;
+        if (op.rfind("mul", 0) == 0 || op.rfind("shl", 0) == 0) continue;  // an index, not a base
+        address(ops[k], o, seen);
+        any = true;
+      }
+      if (!any) o.other = true;
+    }
+  }
+
+  void walk(const std::string& reg, bool arith, Origin& o, std::set<std::pair<std::string, bool>>& seen) {
+    if (!seen.insert({reg, arith}).second) return;
+    auto it = defs_.find(reg);
+    if (it == defs_.end()) { o.other = true; return; }  // a special register or parameter
+    for (const std::string& st : it->second) {
+      const std::string op = st.substr(0, st.find(' '));
+      const std::vector<std::string> ops = operands_of(st);
+      if (op.rfind("ld.", 0) == 0) {
+        if (op.find(".local") != std::string::npos) o.local = true;
+        else if (op.find(".param") != std::string::npos) o.other = true;
+        else if (ops.size() > 1) {
+          std::set<std::string> aseen;
+          address(ops[1], o, aseen);
+        }
+        continue;
+      }
+      const bool move = op.rfind("mov.", 0) == 0 || op.rfind("cvt.", 0) == 0;
+      const bool select = op.rfind("selp.", 0) == 0;
+      const size_t last = select ? 3 : ops.size();  // selp's predicate is not a value
+      for (size_t k = 1; k < ops.size() && k < last; ++k) {
+        const std::string& v = ops[k];
+        if (v.empty()) continue;
+        if (v[0] == '%') {
+          if (defs_.count(v)) walk(v, arith || !(move || select), o, seen);
+          else o.other = true;
+        } else if (auto n = ptx_int(v)) {
+          if (!arith && (move || select)) o.constants.insert(*n);
+        } else {
+          o.other = true;
+        }
+      }
+    }
+  }
+};
+
 void scan_code(LinkContext& ctx, const Contract& c, const std::string& object,
                const std::map<std::string, std::vector<std::string>>& fns, const std::string& root,
                const std::map<std::string, int64_t>& static_shared) {
@@ -353,6 +458,7 @@ void scan_code(LinkContext& ctx, const Contract& c, const std::string& object,
   for (const std::string& fn : closure(fns, root, indirect)) {
     where = fn == root ? "" : " (in function " + fn + ", which it calls)";
     const std::vector<std::string> body = statements(fns.at(fn));
+    Slicer slicer(body);
     std::map<std::string, long long> consts;  // registers set once, from an immediate
     std::map<std::string, int> defs;
     for (const std::string& raw : body) {
@@ -382,6 +488,29 @@ void scan_code(LinkContext& ctx, const Contract& c, const std::string& object,
         bool computed = false;
         if (!op.empty() && op[0] == '%') {
           if (consts.count(op) && defs[op] == 1) id = consts[op];
+          else {
+            // Followed back: an id must come from the slots (pl_probe_slots in the probe), not
+            // from a variable of the component's own, local memory, or a constant on some path.
+            const Origin o = slicer.of(op);
+            std::set<std::string> own;
+            for (const std::string& sym : o.symbols)
+              if (sym != "pl_probe_slots" && sym.rfind("pl_fact_", 0) != 0) own.insert(sym);
+            if (o.constants.size() == 1 && o.symbols.empty() && !o.local && !o.other) id = *o.constants.begin();
+            else if (!own.empty())
+              add("barown", "loads a named barrier id from '" + *own.begin() + "', a variable of its own, instead of the id "
+                            "the linker allocated (ctx.slots->bar[i])", raw);
+            else if (o.local)
+              add("barlocal", "passes a named barrier id through local memory (a volatile or stack variable), where the "
+                              "scan cannot see that it is the id the linker allocated (use ctx.slots->bar[i] directly)", raw);
+            else if (!o.constants.empty()) {
+              std::string list;
+              for (long long v : o.constants) list += (list.empty() ? "" : ", ") + std::to_string(v);
+              add(o.constants.count(0) ? "bar0" : "barid",
+                  "uses a named barrier id that is the constant " + list + " on some path" +
+                      (o.constants.count(0) ? " (barrier 0 is __syncthreads, which the block's other warp roles never reach)" : "") +
+                      " instead of the id the linker allocated (ctx.slots->bar[i])", raw);
+            }
+          }
         } else if (auto v = ptx_int(op)) {
           id = v;
         } else {
@@ -562,6 +691,70 @@ void conform(LinkContext& ctx, const std::vector<Input>& inputs) {
   check_builds(read_records(ptx));
   for (size_t i = 0; i < probe_components.size(); ++i)
     check_component(*probe_components[i].first, probe_components[i].second->path, ptx, "pl_probe_" + std::to_string(i));
+}
+
+// The linked kernel, after link-time optimisation has folded every slot: each named barrier id
+// the code waits on is a constant there. Barrier 0 may appear only as often as the generated
+// entry's own __syncthreads, and any other constant id must be one the linker allocated. This
+// catches an id that is a slot in the probe but folds to 0 (or to an id nobody owns) in the link,
+// such as `bar[0] * (ctx.slots->warps != 2)`.
+void conform_linked(LinkContext& ctx, const std::string& linked_ptx) {
+  const auto fns = ptx_functions(linked_ptx);
+  auto k = fns.find(ctx.opt.kernel_name);
+  if (k == fns.end()) return;
+  size_t allowed_zero = 0;
+  const std::string unit = ctx.unit.text();
+  for (size_t at = unit.find("__syncthreads()"); at != std::string::npos; at = unit.find("__syncthreads()", at + 1)) ++allowed_zero;
+  std::set<long long> allocated;
+  for (const BarrierSlot& b : ctx.barriers) allocated.insert(b.id);
+  static const std::regex guard(R"(^@!?%?\w+ )");
+  static const std::regex barrier(R"(^(?:bar|barrier)\.(sync|arrive|red)[\w.]* (.*)$)");
+  int indirect = 0;
+  size_t zeros = 0;
+  std::map<long long, std::string> stray;  // constant id nobody owns -> first statement
+  std::string first_zero;
+  for (const std::string& fn : closure(fns, ctx.opt.kernel_name, indirect)) {
+    const std::vector<std::string> body = statements(fns.at(fn));
+    Slicer slicer(body);
+    for (const std::string& raw : body) {
+      const std::string st = std::regex_replace(raw, guard, "");
+      std::smatch m;
+      if (!std::regex_search(st, m, barrier)) continue;
+      const std::vector<std::string> ops = operands_of(st);
+      std::string op = m[1].str() == "red" ? (ops.size() > 1 ? ops[1] : "") : (ops.empty() ? "" : ops[0]);
+      std::optional<long long> id;
+      if (!op.empty() && op[0] == '%') {
+        const Origin o = slicer.of(op);
+        if (o.constants.size() == 1 && o.symbols.empty() && !o.local && !o.other) id = *o.constants.begin();
+      } else {
+        id = ptx_int(op);
+      }
+      if (!id) continue;
+      if (*id == 0) {
+        if (zeros++ == allowed_zero) first_zero = raw;
+      } else if (!allocated.count(*id) && !stray.count(*id)) {
+        stray[*id] = raw;
+      }
+    }
+  }
+  auto note_owners = [&](Diagnostic& d) {
+    for (const auto& c : ctx.contracts)
+      if (!c->barriers.empty()) d.notes.push_back("component '" + c->name + "' declares named barriers (" + c->loc.str() + ")");
+  };
+  if (zeros > allowed_zero) {
+    Diagnostic& d = ctx.diags.error("conformance", "the linked kernel waits on barrier 0 " + std::to_string(zeros - allowed_zero) +
+                                                       " more time(s) than the generated entry's __syncthreads: a component's "
+                                                       "named barrier id folds to 0 once the link's slots are constants");
+    d.notes.push_back("in the linked PTX: `" + first_zero + ";`");
+    note_owners(d);
+  }
+  for (const auto& [id, st] : stray) {
+    Diagnostic& d = ctx.diags.error("conformance", "the linked kernel waits on named barrier " + std::to_string(id) +
+                                                       ", which the linker allocated to no component: a component's barrier id "
+                                                       "is computed from its slots into another instance's id or past them");
+    d.notes.push_back("in the linked PTX: `" + st + ";`");
+    note_owners(d);
+  }
 }
 
 }  // namespace pipelink
