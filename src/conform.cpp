@@ -575,6 +575,129 @@ std::map<std::string, int64_t> static_shared_vars(const std::string& ptx) {
 
 }  // namespace
 
+namespace {
+
+// Names of `.extern .global` / `.extern .const` variables in PTX: what an object reads from the link.
+std::set<std::string> extern_variables_of(const std::string& ptx) {
+  static const std::regex ext(R"(\.extern\s+\.(?:global|const)\s+[^;]*?([A-Za-z_$][\w$]*)\s*(?:\[[^\]]*\])?\s*;)");
+  std::set<std::string> out;
+  const std::string text = strip_comments(ptx);
+  for (std::sregex_iterator it(text.begin(), text.end(), ext), end; it != end; ++it) out.insert((*it)[1].str());
+  return out;
+}
+
+// Whether a contract puts fact `f` into a value the link hands its code at run time or folds
+// into it: its slots (warps, instances, stages, tensor shapes, barrier threads) or the tile
+// sequence.
+bool carries_fact(const LinkContext& ctx, const Contract& c, const std::string& f) {
+  auto in = [&](const Expr& e) {
+    for (const std::string& n : e.names())
+      if (n == f) return true;
+    return false;
+  };
+  if (in(c.warps.expr) || (c.instances && in(c.instances->expr))) return true;
+  for (const PortDecl& p : c.ports) {
+    if (in(p.stages.expr) || (p.per_tile_declared && in(p.per_tile))) return true;
+    for (const TensorDecl& t : p.tensors)
+      if (in(t.rows.expr) || in(t.cols.expr)) return true;
+  }
+  for (const NamedBarrier& b : c.barriers)
+    if (in(b.threads.expr)) return true;
+  for (const SmemRegion& r : c.smem)
+    if (in(r.bytes.expr)) return true;
+  for (const MbarrierGroup& m : c.mbarriers)
+    if (in(m.count.expr) || in(m.arrivals.expr)) return true;
+  for (const TilesDecl* t : {&c.tiles, ctx.tiles})
+    if (t && t->present && (in(t->tile_m.expr) || in(t->tile_n.expr))) return true;
+  return false;
+}
+
+}  // namespace
+
+// Each object linked alone behind a kernel per entry (nvJitLink -lto -ptx, the facts left
+// undefined), so what it declares and what it reads from the link are its own:
+//   - a record for an entry belongs in the object that its contract names: records for another
+//     component's entry, placed in a different object, are refused;
+//   - PL_PROVIDE_LINKED says the code reads a fact from the link, so any value the contract picks
+//     works; the object must then read pl_fact_<name>, or its contract must put the fact into a
+//     value the slots or the tile sequence carry.
+void check_objects_alone(LinkContext& ctx, const std::vector<Input>& inputs) {
+  std::vector<const Contract*> entries;
+  for (const auto& c : ctx.contracts)
+    if (!c->entry.empty()) entries.push_back(c.get());
+  auto named_by = [](const Input& in, const Contract* c) {
+    return std::find(in.contracts.begin(), in.contracts.end(), c) != in.contracts.end();
+  };
+  auto contract_of = [&](const std::string& entry) -> const Contract* {
+    for (const Contract* c : entries)
+      if (c->entry == entry) return c;
+    return nullptr;
+  };
+  std::vector<char> kernels_ir;  // compiled once: one kernel per entry, nothing else defined
+  bool compiled = false;
+  for (const Input& in : inputs) {
+    if (in.contracts.empty() || in.kind == InputKind::Cubin) continue;
+    std::string ptx;
+    if (in.kind == InputKind::Ptx) {
+      ptx.assign(in.bytes.begin(), in.bytes.end());
+      while (!ptx.empty() && ptx.back() == '\0') ptx.pop_back();
+    } else {
+      Diagnostics quiet;  // what cannot be linked alone is reported by the real link
+      LinkContext pc(ctx.opt, quiet);
+      pc.target = ctx.target;
+      if (!compiled) {
+        compiled = true;
+        std::ostringstream k;
+        k << "#include \"pipelink/device.cuh\"\n__device__ pl::Slots pl_alone_slots;\n";
+        for (size_t i = 0; i < entries.size(); ++i)
+          k << "extern \"C\" __device__ void " << entries[i]->entry << "(const pl::Ctx&);\n"
+            << "extern \"C\" __global__ void pl_alone_" << i << "(const __grid_constant__ pl::Args args) {\n"
+            << "  extern __shared__ __align__(1024) unsigned char pl_smem[];\n"
+            << "  pl::Ctx ctx;\n  ctx.args = &args;\n  ctx.smem = pl_smem;\n  ctx.slots = &pl_alone_slots;\n  "
+            << entries[i]->entry << "(ctx);\n}\n";
+        kernels_ir = compile_to_ltoir(pc, k.str(), "pipelink_alone.cu");
+      }
+      if (kernels_ir.empty()) return;
+      std::vector<Input> pin{{"alone", "", kernels_ir, InputKind::LtoIr, {}}, in};
+      std::vector<char> out;
+      std::string info;
+      if (!jit(pc, {"-arch=" + ctx.target.arch, "-lto", "-ptx"}, pin, true, out, info)) continue;
+      ptx.assign(out.begin(), out.end());
+    }
+    const std::vector<Record> recs = read_records(ptx);
+    const std::set<std::string> reads = extern_variables_of(ptx);
+    std::set<std::string> reported;
+    for (const Record& r : recs) {
+      if (r.scope == "*") continue;
+      const Contract* c = contract_of(r.scope);
+      if (!c) continue;  // records for an entry no contract declares: the merged check reports nothing for them either
+      if (!named_by(in, c)) {
+        if (!reported.insert(r.scope).second) continue;
+        std::string owners;
+        for (const Contract* o : in.contracts) owners += (owners.empty() ? "" : ", ") + std::string("'") + o->name + "'";
+        Diagnostic& d = ctx.diags.error("records", "component '" + c->name + "': object '" + in.path + "' (of component " +
+                                                       owners + ") declares records for its entry '" + c->entry +
+                                                       "'; a component's records must be in the object its contract names",
+                                        c->object_loc.known() ? c->object_loc : c->loc);
+        d.notes.push_back("records describe the code they are compiled with: declare them in " + c->name + "'s own source");
+        continue;
+      }
+      if (r.kind != "provide_linked" || reads.count("pl_fact_" + r.key) || carries_fact(ctx, *c, r.key)) continue;
+      SourceLoc loc = c->loc;
+      for (const FactProvide& p : c->provides)
+        if (p.name == r.key) loc = p.value.loc;
+      Diagnostic& d = ctx.diags.error("records", "component '" + c->name + "': object '" + in.path +
+                                                     "' declares PL_PROVIDE_LINKED for fact '" + r.key +
+                                                     "' (its code reads the value from the link), but it never reads pl_fact_" +
+                                                     r.key + " and its contract puts '" + r.key +
+                                                     "' into nothing the slots or the tile sequence carry",
+                                      loc);
+      d.notes.push_back("the value is compiled into the code: declare it with PL_PROVIDE(" + c->entry + ", " + r.key +
+                        ", <the constant the code uses>)");
+    }
+  }
+}
+
 void conform(LinkContext& ctx, const std::vector<Input>& inputs) {
   const std::string& prelude = ctx.unit.prelude;
   if (prelude.empty()) return;
@@ -665,6 +788,7 @@ void conform(LinkContext& ctx, const std::vector<Input>& inputs) {
     while (!text.empty() && text.back() == '\0') text.pop_back();
     check_component(*c, in->path, text, c->entry);
   }
+  check_objects_alone(ctx, inputs);
   if (probe_components.empty()) return;
 
   std::ostringstream probe;
