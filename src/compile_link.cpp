@@ -15,6 +15,7 @@
 #include <nvJitLink.h>
 #include <nvrtc.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -69,6 +70,15 @@ std::string jit_log(nvJitLinkHandle h, bool error) {
   if (n) (error ? nvJitLinkGetErrorLog : nvJitLinkGetInfoLog)(h, s.data());
   while (!s.empty() && (s.back() == '\0' || s.back() == '\n')) s.pop_back();
   return s;
+}
+
+std::string trim_ptx(const std::string& s) {
+  size_t a = s.find_first_not_of(" \t");
+  if (a == std::string::npos) return "";
+  std::string t = s.substr(a);
+  while (!t.empty() && (t.back() == ' ' || t.back() == '\t' || t.back() == '\r')) t.pop_back();
+  for (char& ch : t) if (ch == '\t') ch = ' ';
+  return t;
 }
 
 std::vector<std::string> common_options(const LinkContext& ctx) {
@@ -126,8 +136,18 @@ bool jit(LinkContext& ctx, const std::vector<std::string>& options, const std::v
   bool ok = true;
   for (const Input& in : inputs) {
     if (nvJitLinkAddData(h, jit_kind(in.kind), in.bytes.data(), in.bytes.size(), in.label.c_str()) != NVJITLINK_SUCCESS) {
-      Diagnostic& d = ctx.diags.error("toolchain", "nvJitLink rejected the object of '" + in.label + "' (" + in.path + ")");
-      d.notes.push_back(jit_log(h, true));
+      // The object passed PipeLink's validation (a readable object of its kind for this target):
+      // name the component and its contract, and give nvJitLink's reason line by line.
+      std::string names;
+      for (const Contract* c : in.contracts) names += (names.empty() ? "" : "', '") + c->name;
+      Diagnostic& d = ctx.diags.error(
+          "toolchain", in.contracts.empty() ? "nvJitLink rejected the object of '" + in.label + "' (" + in.path + ")"
+                                            : "nvJitLink rejected the object of component '" + names + "' (" + in.path +
+                                                  "), which passed PipeLink's object validation",
+          in.contracts.empty() ? SourceLoc{} : in.contracts.front()->object_loc);
+      std::istringstream ls(jit_log(h, true));
+      for (std::string line; std::getline(ls, line);)
+        if (!line.empty()) d.notes.push_back(line);
       ok = false;
     }
   }
@@ -143,6 +163,21 @@ bool jit(LinkContext& ctx, const std::vector<std::string>& options, const std::v
           if (c->entry == m[1].str())
             d.notes.push_back("'" + m[1].str() + "' is the entry of component '" + c->name + "' (" + c->loc.str() +
                               "); its object does not define it");
+      }
+      // "ptxas ... line N; error": the statement of the linked PTX at line N, found in a
+      // component's code (the conform probe), names that component.
+      static const std::regex at_line(R"(ptx input, line (\d+); error)");
+      if (std::regex_search(line, m, at_line) && !ctx.result.linked_ptx.empty()) {
+        const long n = std::stol(m[1].str());
+        std::istringstream ps(ctx.result.linked_ptx);
+        std::string text;
+        for (long k = 0; k < n && std::getline(ps, text); ++k) {}
+        for (const Contract* c : components_holding(ctx, text)) {
+          const std::string note = "line " + m[1].str() + " of the linked PTX (`" + trim_ptx(text) + "`) is code of component '" +
+                                   c->name + "' (" + c->object + ", contract " + c->loc.str() + ")";
+          if (std::find(d.notes.begin(), d.notes.end(), note) == d.notes.end()) d.notes.push_back(note);
+          if (!d.loc.known()) d.loc = c->loc;
+        }
       }
       // "<label>: link error: ... symbol multiply defined": name the contracts behind that input.
       if (line.find("multiply defined") != std::string::npos)

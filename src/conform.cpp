@@ -698,6 +698,84 @@ void check_objects_alone(LinkContext& ctx, const std::vector<Input>& inputs) {
   }
 }
 
+// Register budgets per role. ptxas reports registers per kernel only, and the linked kernel is one
+// kernel: its "Used N registers" is the launch allocation, not what each warpgroup's code needs
+// after setmaxnreg. So each component's probe kernel (its code alone, slots not folded) is
+// assembled by ptxas with its warpgroup's budget as the kernel's .maxnreg: ptxas then reports the
+// registers that code uses within the budget, and the spills it needs to fit. Runs only when
+// register budgets are in play (some warpgroup's setmaxnreg). A spill is a warning, not an error:
+// the probe keeps the slots in registers that the real link folds into immediates, so it may
+// need a little more than the linked code does.
+void check_role_registers(LinkContext& ctx, const std::string& probe_ptx) {
+  bool budgets = false;
+  for (const WarpGroup& wg : ctx.warpgroups) budgets |= wg.registers > 0;
+  if (!budgets || ctx.probe_kernels.empty()) return;
+  std::map<const Contract*, int> budget;  // the smallest budget any instance of the contract runs with
+  std::map<const Contract*, std::set<unsigned>> groups;
+  for (const Instance& in : ctx.instances) {
+    const int b = in.registers ? in.registers : ctx.entry_registers;
+    auto [it, fresh] = budget.emplace(in.contract, b);
+    if (!fresh) it->second = std::min(it->second, b);
+    for (unsigned w = in.warp_base; w < in.warp_base + in.warps; w += 4) groups[in.contract].insert(w / 4);
+  }
+  // .maxnreg goes between a kernel's parameter list and its body.
+  std::string ptx = strip_comments(probe_ptx);
+  for (const auto& [kernel, c] : ctx.probe_kernels) {
+    const size_t at = ptx.find(".entry " + kernel + "(");
+    if (at == std::string::npos || !budget.count(c)) continue;
+    const size_t body = ptx.find('{', ptx.find(')', at));
+    if (body == std::string::npos) continue;
+    ptx.insert(body, ".maxnreg " + std::to_string(budget[c]) + "\n");
+  }
+  ptx.push_back('\0');
+  Diagnostics quiet;
+  LinkContext pc(ctx.opt, quiet);
+  pc.target = ctx.target;
+  std::vector<Input> pin{{"probe", "", std::vector<char>(ptx.begin(), ptx.end()), InputKind::Ptx, {}}};
+  std::vector<char> cubin;
+  std::string info;
+  if (!jit(pc, {"-arch=" + ctx.target.arch, "-verbose"}, pin, false, cubin, info)) {
+    ctx.role_registers.push_back("not measured: ptxas could not assemble the probe");
+    return;
+  }
+  struct Use { long regs = -1, stores = 0, loads = 0; };
+  std::map<std::string, Use> use;
+  static const std::regex fn(R"((?:Compiling entry function|Function properties for) '?([A-Za-z_$][\w$]*))");
+  static const std::regex spill(R"((\d+) bytes spill stores, (\d+) bytes spill loads)");
+  static const std::regex used(R"(Used (\d+) registers)");
+  std::string cur;
+  std::istringstream ls(info);
+  for (std::string line; std::getline(ls, line);) {
+    std::smatch m;
+    if (std::regex_search(line, m, fn)) cur = m[1].str();
+    else if (!cur.empty() && std::regex_search(line, m, spill)) { use[cur].stores = std::stol(m[1].str()); use[cur].loads = std::stol(m[2].str()); }
+    else if (!cur.empty() && std::regex_search(line, m, used)) use[cur].regs = std::stol(m[1].str());
+  }
+  for (const auto& [kernel, c] : ctx.probe_kernels) {
+    const Use& u = use[kernel];
+    std::string wgs;
+    for (unsigned g : groups[c]) wgs += (wgs.empty() ? "" : ",") + std::to_string(g);
+    std::string line = printable(c->name) + ": budget " + std::to_string(budget[c]) + " (warpgroup " + wgs + "), ";
+    if (u.regs < 0) {
+      ctx.role_registers.push_back(line + "not reported by ptxas");
+      continue;
+    }
+    line += "ptxas uses " + std::to_string(u.regs) + " registers";
+    line += u.stores || u.loads ? ", spills " + std::to_string(u.stores) + " B stored, " + std::to_string(u.loads) + " B loaded"
+                                : ", no spills";
+    ctx.role_registers.push_back(line);
+    if (u.stores || u.loads) {
+      Diagnostic& d = ctx.diags.warning(
+          "registers", "component '" + c->name + "' spills when its code is assembled within its warpgroup's budget of " +
+                           std::to_string(budget[c]) + " registers (" + std::to_string(u.stores) + " bytes stored, " +
+                           std::to_string(u.loads) + " loaded; ptxas on its probe kernel)",
+          c->registers ? c->registers->loc : c->loc);
+      d.notes.push_back("ptxas reports registers per kernel only, so each component is assembled alone with its warpgroup's "
+                        "budget as .maxnreg; raise [warps] registers, or lower the code's register use");
+    }
+  }
+}
+
 void conform(LinkContext& ctx, const std::vector<Input>& inputs) {
   const std::string& prelude = ctx.unit.prelude;
   if (prelude.empty()) return;
@@ -812,9 +890,11 @@ void conform(LinkContext& ctx, const std::vector<Input>& inputs) {
   if (!jit(pc, {"-arch=" + ctx.target.arch, "-lto", "-ptx"}, pin, true, out, info)) return;
   const std::string ptx(out.begin(), out.end());
   ctx.result.probe_ptx = ptx;
+  for (size_t i = 0; i < probe_components.size(); ++i) ctx.probe_kernels.push_back({"pl_probe_" + std::to_string(i), probe_components[i].first});
   check_builds(read_records(ptx));
   for (size_t i = 0; i < probe_components.size(); ++i)
     check_component(*probe_components[i].first, probe_components[i].second->path, ptx, "pl_probe_" + std::to_string(i));
+  if (!ctx.diags.has_errors()) check_role_registers(ctx, ptx);
 }
 
 // The linked kernel, after link-time optimisation has folded every slot: each named barrier id
@@ -879,6 +959,31 @@ void conform_linked(LinkContext& ctx, const std::string& linked_ptx) {
     d.notes.push_back("in the linked PTX: `" + st + ";`");
     note_owners(d);
   }
+}
+
+// The components whose code (their probe kernel and what it calls) holds `ptx_line` as a
+// statement: where a ptxas error in the linked kernel comes from.
+std::vector<const Contract*> components_holding(const LinkContext& ctx, const std::string& ptx_line) {
+  std::vector<const Contract*> out;
+  // Registers are numbered per kernel: compare statements with every register as %R.
+  static const std::regex reg(R"(%[A-Za-z_]+[0-9]+)");
+  auto norm = [](const std::string& st) { return std::regex_replace(st, reg, "%R"); };
+  std::vector<std::string> want = statements({ptx_line});
+  if (want.empty() || ctx.result.probe_ptx.empty()) return out;
+  want.front() = norm(want.front());
+  const auto fns = ptx_functions(ctx.result.probe_ptx);
+  for (const auto& [kernel, c] : ctx.probe_kernels) {
+    if (!fns.count(kernel) || std::find(out.begin(), out.end(), c) != out.end()) continue;
+    int indirect = 0;
+    bool found = false;
+    for (const std::string& fn : closure(fns, kernel, indirect)) {
+      for (const std::string& st : statements(fns.at(fn)))
+        if (norm(st) == want.front()) { found = true; break; }
+      if (found) break;
+    }
+    if (found) out.push_back(c);
+  }
+  return out;
 }
 
 }  // namespace pipelink

@@ -201,6 +201,10 @@ LinkResult link_passes(const LinkOptions& options, Diagnostics& diags) {
       ctx.result.map += "\n";
     }
   }
+  if (!ctx.role_registers.empty()) {
+    ctx.result.map += "\n== registers per role  (each component's code alone, assembled by ptxas within its warpgroup's budget)\n";
+    for (const std::string& line : ctx.role_registers) ctx.result.map += "  " + line + "\n";
+  }
   if (!ctx.conformance.empty()) {
     ctx.result.map += "\n== conformance  (records and code read from each component's object)\n";
     for (const std::string& line : ctx.conformance) ctx.result.map += "  " + line + "\n";
