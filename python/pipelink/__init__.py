@@ -25,7 +25,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 __all__ = [
     "Diagnostic", "LinkError", "LinkResult", "CudaError", "Kernel", "TensorMap",
-    "link", "check", "compile", "tensor_map", "library_dir",
+    "link", "check", "compile", "tensor_map", "library_dir", "Selection",
 ]
 
 _ABI_VERSION = 1
@@ -693,3 +693,126 @@ class Kernel:
     def __repr__(self) -> str:
         return (f"<pipelink.Kernel {self.name} from '{self.cubin_path}': {self.threads} threads, {self.smem_bytes} B smem, "
                 f"params {self.params}>")
+
+
+# ---- several linked variants, one chosen per launch shape --------------------------------------
+
+
+def _eval_rule(expr: str, env: Mapping[str, int], where: str) -> int:
+    """Evaluates a selection-table expression: integers, the table's variables, + - * // % and
+    comparisons, and/or/not, ceil_div(a, b), min(...), max(...). Nothing else is allowed."""
+    import ast  # noqa: PLC0415
+
+    def ev(n: Any) -> int:
+        if isinstance(n, ast.Expression):
+            return ev(n.body)
+        if isinstance(n, ast.Constant) and isinstance(n.value, (bool, int)):
+            return int(n.value)
+        if isinstance(n, ast.Name):
+            if n.id in ("true", "false"):
+                return int(n.id == "true")
+            if n.id not in env:
+                raise ValueError(f"pipelink.Selection: {where}: unknown variable '{n.id}' (known: {', '.join(sorted(env))})")
+            return int(env[n.id])
+        if isinstance(n, ast.BinOp):
+            a, b = ev(n.left), ev(n.right)
+            ops = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
+                   ast.Mod: operator.mod}
+            if type(n.op) in ops:
+                if type(n.op) in (ast.FloorDiv, ast.Mod) and b == 0:
+                    raise ValueError(f"pipelink.Selection: {where}: division by zero")
+                return ops[type(n.op)](a, b)
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.Not, ast.USub)):
+            v = ev(n.operand)
+            return int(not v) if isinstance(n.op, ast.Not) else -v
+        if isinstance(n, ast.BoolOp):
+            vals = [ev(v) for v in n.values]
+            return int(all(vals)) if isinstance(n.op, ast.And) else int(any(vals))
+        if isinstance(n, ast.Compare):
+            ops = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Eq: operator.eq,
+                   ast.NotEq: operator.ne}
+            left = ev(n.left)
+            for op, right in zip(n.ops, n.comparators):
+                r = ev(right)
+                if type(op) not in ops or not ops[type(op)](left, r):
+                    return 0
+                left = r
+            return 1
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("ceil_div", "min", "max") and not n.keywords:
+            args = [ev(a) for a in n.args]
+            if n.func.id == "ceil_div":
+                if len(args) != 2 or args[1] <= 0:
+                    raise ValueError(f"pipelink.Selection: {where}: ceil_div takes (a, b > 0)")
+                return -(-args[0] // args[1])
+            if not args:
+                raise ValueError(f"pipelink.Selection: {where}: {n.func.id}() of nothing")
+            return min(args) if n.func.id == "min" else max(args)
+        raise ValueError(f"pipelink.Selection: {where}: '{ast.unparse(n)}' is not allowed in a selection rule")
+
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except SyntaxError as e:
+        raise ValueError(f"pipelink.Selection: {where}: cannot parse '{expr}': {e.msg}") from None
+    return ev(tree)
+
+
+class Selection:
+    """Several linked variants of one kernel, and the rule that picks one per launch shape, read
+    from a selection table (JSON) fixed before anything is timed:
+
+        {"inputs": ["B", "L", "kv_heads", "sms"],               # the shape variables
+         "variants": {"a": {"cubin": "attn_a.cubin", "map": "attn_a.map", "params": {"S": "1"}},
+                      "b": {"cubin": "attn_b.cubin", "params": {"S": "max(1, ceil_div(L, 256))"}}},
+         "rules": [{"when": "B * kv_heads < sms and L >= 512", "use": "b"},
+                   {"when": "true", "use": "a"}]}
+
+    The first rule whose `when` holds names the variant; a variant's `params` are launch
+    parameters computed from the shape (the same expressions whichever way it was chosen).
+    Paths are relative to the table. Expressions: integers, the inputs, + - * // %, comparisons,
+    and / or / not, ceil_div, min, max.
+
+        sel = pipelink.Selection("select.json")
+        name, params = sel.choose(B=1, L=4096, kv_heads=8, sms=132)
+        sel.kernel(name).launch(grid, **params, ...)"""
+
+    def __init__(self, table: PathLike, load: bool = True) -> None:
+        path = Path(os.fspath(table))
+        with open(path, encoding="utf-8") as f:
+            t = json.load(f)
+        self.path = path
+        self.inputs: List[str] = list(t.get("inputs", []))
+        self.variants: Dict[str, Dict[str, Any]] = dict(t["variants"])
+        self.rules: List[Dict[str, str]] = list(t["rules"])
+        for i, r in enumerate(self.rules):
+            if r.get("use") not in self.variants:
+                raise ValueError(f"pipelink.Selection: {path}: rule {i} uses unknown variant {r.get('use')!r}")
+        if not self.rules or self.rules[-1].get("when", "true") != "true":
+            raise ValueError(f"pipelink.Selection: {path}: the last rule must be unconditional (when = \"true\")")
+        self._kernels: Dict[str, Kernel] = {}
+        if load:
+            for name, v in self.variants.items():
+                cubin = path.parent / v["cubin"]
+                mp = path.parent / v["map"] if "map" in v else None
+                self._kernels[name] = Kernel(cubin, mp)
+
+    def _env(self, shape: Mapping[str, int]) -> Dict[str, int]:
+        missing = [n for n in self.inputs if n not in shape]
+        if missing:
+            raise TypeError("pipelink.Selection: shape variables missing: " + ", ".join(missing))
+        return {k: operator.index(v) for k, v in shape.items()}
+
+    def params(self, name: str, **shape: int) -> Dict[str, int]:
+        """The launch parameters variant `name` takes at this shape."""
+        env = self._env(shape)
+        return {k: _eval_rule(e, env, f"variant {name} param {k}") for k, e in self.variants[name].get("params", {}).items()}
+
+    def choose(self, **shape: int) -> Tuple[str, Dict[str, int]]:
+        """(variant name, its launch parameters) for this shape: the first rule that holds."""
+        env = self._env(shape)
+        for i, r in enumerate(self.rules):
+            if _eval_rule(r.get("when", "true"), env, f"rule {i}"):
+                return r["use"], self.params(r["use"], **shape)
+        raise AssertionError("unreachable: the last rule is unconditional")
+
+    def kernel(self, name: str) -> Kernel:
+        return self._kernels[name]

@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""Llama-3.2-1B decode step: PipeLink attention variant a, variant b, the selected variant, and the
+PyTorch step (SDPA with enable_gqa), each captured as one CUDA graph, timed in the same process.
+
+Per (B, context) point: ms per step (median of `reps` samples, each the mean of `inner` graph
+replays; the samples of the four graphs are interleaved, rotating the order), the spread (min and
+max sample), the HBM floor ((weight bytes + KV bytes) / copy bandwidth measured in this run; copy
+bandwidth = (bytes read + bytes written) / time of a 1 GiB device-to-device copy), the logits
+check of every PipeLink graph against the torch graph (decode.compare_logits) with the PipeLink
+attention output poisoned (NaN) before the replay, and the attention alone (16 layers' launches
+in one graph, same modes, SDPA for torch). Also the step with the attention replaced by a zero tensor ("none": what the rest of the step
+costs). Then a context sweep at B = 1 into an SVG.
+
+    PYTHONPATH=build/python python3 bench/llama_decode/bench.py --kernels build/examples/llama_decode --out DIR
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "llama_decode"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import decode as D  # noqa: E402
+
+MODES = ("a", "b", "selected", "torch")
+
+
+def capture(torch, fn):
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        fn()
+    torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        out = fn()
+    torch.cuda.synchronize()
+    return g, out
+
+
+def time_graphs(torch, graphs, reps, inner):
+    names = list(graphs)
+    samples = {n: [] for n in names}
+    for g in graphs.values():  # warm
+        g.replay()
+    torch.cuda.synchronize()
+    for r in range(reps):
+        order = names[r % len(names):] + names[:r % len(names)]
+        for n in order:
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            e0.record()
+            for _ in range(inner):
+                graphs[n].replay()
+            e1.record()
+            e1.synchronize()
+            samples[n].append(e0.elapsed_time(e1) / inner)
+    return {n: dict(median=statistics.median(v), min=min(v), max=max(v)) for n, v in samples.items()}
+
+
+def copy_bandwidth(torch):
+    n = 1 << 30
+    src = torch.empty(n, dtype=torch.uint8, device="cuda").random_(0, 255)
+    dst = torch.empty_like(src)
+    for _ in range(3):
+        dst.copy_(src)
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(10):
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        dst.copy_(src)
+        e1.record()
+        e1.synchronize()
+        ts.append(e0.elapsed_time(e1) / 1e3)
+    del src, dst
+    return 2 * n / statistics.median(ts)
+
+
+def point(torch, model, sel, cache, B, ctx, reps, inner, log, check=True):
+    pos = ctx - 1
+    tok = torch.randint(0, D.VOCAB, (B,), device="cuda")
+    attns = {m: D.PipeLinkAttention(sel, cache, mode=m) for m in MODES[:3]}
+    attns["torch"] = D.TorchAttention(cache)
+    zero = torch.zeros(B, D.QH * D.HD, device="cuda", dtype=torch.bfloat16)
+    attns["none"] = lambda l, q, L: zero  # the step without attention: what the rest costs
+    graphs, outs = {}, {}
+    for m in MODES + ("none",):
+        graphs[m], outs[m] = capture(torch, lambda m=m: model.step(tok, pos, cache, attns[m]))
+    row = dict(B=B, ctx=ctx)
+    for m in MODES[:3]:
+        row[f"variant_{m}"] = attns[m].last
+    if check:
+        graphs["torch"].replay()
+        torch.cuda.synchronize()
+        ref = outs["torch"].clone()
+        ref32 = model.step(tok, pos, cache, D.Fp32Attention(cache))  # eager: the noise scale
+        noise = D.compare_logits(ref32, ref)["rel_l2"]
+        del ref32
+        row["check"] = {}
+        for m in MODES[:3]:
+            attns[m].out.fill_(float("nan"))
+            graphs[m].replay()
+            torch.cuda.synchronize()
+            row["check"][m] = D.compare_logits(outs[m], ref, noise)
+    row["step_ms"] = time_graphs(torch, graphs, reps, inner)
+    # the attention alone: 16 layers' launches on a fixed random q
+    q = (torch.randn(B, D.QH, D.HD, device="cuda") * 2).to(torch.bfloat16)
+    ag = {}
+    for m in MODES:
+        ag[m], _ = capture(torch, lambda m=m: [attns[m](l, q, ctx) for l in range(D.LAYERS)])
+    row["attn16_ms"] = time_graphs(torch, ag, reps, inner)
+    s = row["step_ms"]
+    log(f"  B={B:2d} ctx={ctx:5d}: step ms a {s['a']['median']:.3f}  b {s['b']['median']:.3f}  selected "
+        f"{s['selected']['median']:.3f} ({row['variant_selected'][0]}, S={row['variant_selected'][1]})  torch {s['torch']['median']:.3f}"
+        f" | attention x16 ms a {row['attn16_ms']['a']['median']:.3f} b {row['attn16_ms']['b']['median']:.3f} "
+        f"sel {row['attn16_ms']['selected']['median']:.3f} sdpa {row['attn16_ms']['torch']['median']:.3f}"
+        + f" | no attention {s['none']['median']:.3f}"
+        + ("" if not check else "  checks " + " ".join(f"{m}:{'ok' if row['check'][m]['ok'] else 'FAIL'}" for m in MODES[:3])))
+    del graphs, ag, outs, attns
+    return row
+
+
+def svg_plot(sweep, path):
+    W, H, L, R, T, Bm = 760, 440, 70, 170, 30, 50
+    xs = [r["ctx"] for r in sweep]
+    series = [("PipeLink a", "#1f77b4", [r["step_ms"]["a"]["median"] for r in sweep]),
+              ("PipeLink b", "#ff7f0e", [r["step_ms"]["b"]["median"] for r in sweep]),
+              ("PipeLink selected", "#2ca02c", [r["step_ms"]["selected"]["median"] for r in sweep]),
+              ("torch graph (SDPA)", "#d62728", [r["step_ms"]["torch"]["median"] for r in sweep]),
+              ("HBM floor", "#7f7f7f", [r["floor_ms"] for r in sweep])]
+    import math
+    lx0, lx1 = math.log2(min(xs)), math.log2(max(xs))
+    ymax = max(max(v) for _, _, v in series) * 1.1
+    px = lambda x: L + (math.log2(x) - lx0) / (lx1 - lx0) * (W - L - R)  # noqa: E731
+    py = lambda y: H - Bm - y / ymax * (H - T - Bm)  # noqa: E731
+    o = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',
+         f'<rect width="{W}" height="{H}" fill="white"/>',
+         f'<text x="{L}" y="18" font-size="14">Llama-3.2-1B decode step, B = 1, one H200: ms per step vs context</text>',
+         f'<line x1="{L}" y1="{H - Bm}" x2="{W - R}" y2="{H - Bm}" stroke="black"/>',
+         f'<line x1="{L}" y1="{T}" x2="{L}" y2="{H - Bm}" stroke="black"/>']
+    for x in xs:
+        o.append(f'<text x="{px(x):.1f}" y="{H - Bm + 16}" text-anchor="middle">{x}</text>')
+    o.append(f'<text x="{(L + W - R) / 2:.0f}" y="{H - 12}" text-anchor="middle">context (keys attended)</text>')
+    step = 0.25 if ymax < 2.5 else 0.5
+    y = 0.0
+    while y <= ymax:
+        o.append(f'<line x1="{L - 4}" y1="{py(y):.1f}" x2="{W - R}" y2="{py(y):.1f}" stroke="#ddd"/>')
+        o.append(f'<text x="{L - 8}" y="{py(y) + 4:.1f}" text-anchor="end">{y:.2f}</text>')
+        y += step
+    o.append(f'<text x="16" y="{(T + H - Bm) / 2:.0f}" transform="rotate(-90 16 {(T + H - Bm) / 2:.0f})" text-anchor="middle">ms per step</text>')
+    for i, (name, color, ys) in enumerate(series):
+        pts = " ".join(f"{px(x):.1f},{py(v):.1f}" for x, v in zip(xs, ys))
+        dash = ' stroke-dasharray="5,4"' if name == "HBM floor" else ""
+        o.append(f'<polyline points="{pts}" fill="none" stroke="{color}" stroke-width="2"{dash}/>')
+        for x, v in zip(xs, ys):
+            o.append(f'<circle cx="{px(x):.1f}" cy="{py(v):.1f}" r="3" fill="{color}"/>')
+        o.append(f'<line x1="{W - R + 12}" y1="{T + 20 + 18 * i}" x2="{W - R + 36}" y2="{T + 20 + 18 * i}" stroke="{color}" stroke-width="2"{dash}/>')
+        o.append(f'<text x="{W - R + 42}" y="{T + 24 + 18 * i}">{name}</text>')
+    o.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(o) + "\n")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kernels", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--reps", type=int, default=15)
+    ap.add_argument("--inner", type=int, default=10)
+    ap.add_argument("--no-sweep", action="store_true")
+    a = ap.parse_args()
+    import pipelink  # noqa: PLC0415
+    import torch  # noqa: PLC0415
+    if not torch.cuda.is_available():
+        print("skipped: no GPU")
+        return 77
+    log = lambda s: print(s, flush=True)  # noqa: E731
+    os.makedirs(a.out, exist_ok=True)
+    sel = pipelink.Selection(os.path.join(a.kernels, "select.json"))
+    with open(os.path.join(a.kernels, "select.json")) as f:
+        table = json.load(f)
+    torch.manual_seed(2026)
+    t0 = time.time()
+    model = D.Llama1B()
+    bw = copy_bandwidth(torch)
+    wbytes = model.weight_bytes()
+    res = dict(device=torch.cuda.get_device_name(0), torch=torch.__version__,
+               date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), copy_bandwidth_GBps=bw / 1e9,
+               weight_bytes=wbytes, selection_table=table, reps=a.reps, inner=a.inner, points=[], sweep=[])
+    log(f"copy bandwidth {bw / 1e9:.0f} GB/s, weights {wbytes / 1e9:.3f} GB")
+
+    def kv_bytes(B, L):
+        return B * D.LAYERS * 2 * D.KVH * L * D.HD * 2
+
+    for B in (1, 16, 64):
+        cache = D.alloc_cache(B, 4096)
+        for ctx in (16, 4096):
+            row = point(torch, model, sel, cache, B, ctx, a.reps, a.inner, log)
+            row["kv_bytes"] = kv_bytes(B, ctx)
+            row["floor_ms"] = (wbytes + row["kv_bytes"]) / bw * 1e3
+            res["points"].append(row)
+        del cache
+        torch.cuda.empty_cache()
+    log(f"points done ({time.time() - t0:.0f} s)")
+    with open(os.path.join(a.out, "bench.json"), "w") as f:
+        json.dump(res, f, indent=1)
+    if not a.no_sweep:
+        cache = D.alloc_cache(1, 8192)
+        for ctx in (16, 64, 256, 512, 1024, 2048, 4096, 8192):
+            row = point(torch, model, sel, cache, 1, ctx, max(5, a.reps // 2), a.inner, log, check=True)
+            row["kv_bytes"] = kv_bytes(1, ctx)
+            row["floor_ms"] = (wbytes + row["kv_bytes"]) / bw * 1e3
+            res["sweep"].append(row)
+        del cache
+        svg_plot(res["sweep"], os.path.join(a.out, "sweep.svg"))
+        log(f"sweep done ({time.time() - t0:.0f} s)")
+    ok = all(c["ok"] for r in res["points"] + res["sweep"] for c in r.get("check", {}).values())
+    res["checks_ok"] = ok
+    with open(os.path.join(a.out, "bench.json"), "w") as f:
+        json.dump(res, f, indent=1)
+    log("bench checks: " + ("PASS" if ok else "FAIL"))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,40 @@
+#!/usr/bin/env python3
+"""Markdown tables from bench.json (bench/llama_decode/bench.py): python3 report.py results/bench.json"""
+import json
+import sys
+
+r = json.load(open(sys.argv[1]))
+
+
+def ms(p, k, m):
+    return p[k][m]["median"]
+
+
+print(f"{r['device']}, torch {r['torch']}, {r['date']}; copy bandwidth {r['copy_bandwidth_GBps']:.0f} GB/s; "
+      f"weights {r['weight_bytes'] / 1e9:.3f} GB; medians of {r['reps']} samples of {r['inner']} graph replays\n")
+print("| B | context | PipeLink a | PipeLink b | selected (variant, S) | torch graph | no attention | HBM floor | selected / best of a, b | selected vs torch |")
+print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+for p in r["points"]:
+    a, b, s, t, n = (ms(p, "step_ms", m) for m in ("a", "b", "selected", "torch", "none"))
+    v = p["variant_selected"]
+    print(f"| {p['B']} | {p['ctx']} | {a:.3f} | {b:.3f} | {s:.3f} ({v[0]}, {v[1]}) | {t:.3f} | {n:.3f} | {p['floor_ms']:.3f} | "
+          f"{s / min(a, b):.3f} | {t / s:.3f}x |")
+print("\nSpread (min..max of the samples, ms): " + "; ".join(
+    f"B={p['B']} ctx={p['ctx']}: " + ", ".join(f"{m} {p['step_ms'][m]['min']:.3f}..{p['step_ms'][m]['max']:.3f}"
+                                              for m in ("a", "b", "selected", "torch")) for p in r["points"]))
+print("\nAttention alone, 16 layers' launches in one graph (ms):\n")
+print("| B | context | a | b | selected | torch SDPA (enable_gqa) | KV bytes / selected time |")
+print("|---:|---:|---:|---:|---:|---:|---:|")
+for p in r["points"] + [x for x in r["sweep"] if x["ctx"] not in (16, 4096)]:
+    a, b, s, t = (ms(p, "attn16_ms", m) for m in ("a", "b", "selected", "torch"))
+    print(f"| {p['B']} | {p['ctx']} | {a:.3f} | {b:.3f} | {s:.3f} | {t:.3f} | {p['kv_bytes'] / (s * 1e-3) / 1e12:.2f} TB/s |")
+print("\nContext sweep, B = 1, ms per step:\n")
+print("| context | a | b | selected (variant, S) | torch graph | HBM floor |")
+print("|---:|---:|---:|---:|---:|---:|")
+for p in r["sweep"]:
+    a, b, s, t = (ms(p, "step_ms", m) for m in ("a", "b", "selected", "torch"))
+    v = p["variant_selected"]
+    print(f"| {p['ctx']} | {a:.3f} | {b:.3f} | {s:.3f} ({v[0]}, {v[1]}) | {t:.3f} | {p['floor_ms']:.3f} |")
+print("\nLogits checks (every PipeLink graph vs the torch graph): " + ", ".join(
+    f"B={p['B']} ctx={p['ctx']} " + "/".join(f"{p['check'][m]['rel_l2']:.3f}" for m in ("a", "b", "selected"))
+    + f" (noise {p['check']['a']['noise_rel_l2']:.3f})" for p in r["points"]) + f"; all ok: {r['checks_ok']}")

@@ -1,0 +1,48 @@
+// kv_loader — io-team. The TMA producer of the decode attention's "kv" pipe.
+//
+// One tile of the link's sequence is (t.m, t.n) = (sequence * kv_heads + KV head, split). The
+// context of L keys is cut into ceil(L / kv_tile) key tiles, and split t.n of S takes the key
+// tiles [t.n * chunk, min(ntiles, (t.n + 1) * chunk)), chunk = ceil(ntiles / S). Every consumer of
+// "kv" walks the same range (the attention cores compute it the same way). Each stage gets key
+// tile j of K and of V: rows t.m * kv_stride + j * kv_tile + [0, kv_tile) of the 2-D maps.
+//
+// Assumes: k_map / v_map are 2-D tensor maps over one layer's cache viewed as bf16
+// [B * kv_heads * kv_stride, head_dim], box {head_dim, kv_tile}, no swizzle. Keys past L are
+// loaded (stale cache rows or TMA's zero fill past the end) and masked by the core. One thread.
+#include "kv_loader.contract.h"
+
+namespace kv_loader {
+constexpr unsigned kKvTile = 64;  // the box rows the host must give the maps
+}  // namespace kv_loader
+
+PL_PROVIDE(kv_loader_main, kv_tile, kv_loader::kKvTile);
+PL_PROVIDE_LINKED(kv_loader_main, kv_stages);  // the ring's depth comes from the slots
+
+PL_COMPONENT(kv_loader_main) {
+  namespace C = pl_contract::kv_loader_main;
+  using kv_loader::kKvTile;
+  if ((threadIdx.x & 31u) != 0) return;
+  const pl::TensorMap* k_map = C::param::k_map::get(ctx);
+  const pl::TensorMap* v_map = C::param::v_map::get(ctx);
+  pl::prefetch_tmap(k_map);
+  pl::prefetch_tmap(v_map);
+  const unsigned L = C::param::L::get(ctx), kv_stride = C::param::kv_stride::get(ctx), S = C::param::S::get(ctx);
+  const unsigned ntiles = (L + kKvTile - 1) / kKvTile;
+  const unsigned chunk = (ntiles + S - 1) / S;
+
+  C::Out_kv w(ctx);
+  pl::Tile t;
+  for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
+    const unsigned first = t.n * chunk;
+    const unsigned last = first + chunk < ntiles ? first + chunk : ntiles;
+    const int row0 = static_cast<int>(t.m * kv_stride);
+    for (unsigned j = first; j < last; ++j) {
+      const int row = row0 + static_cast<int>(j * kKvTile);
+      w.acquire();
+      w.expect_tx();
+      pl::tma_load_2d(w.k<unsigned char>(ctx), k_map, w.full_bar(), 0, row);
+      pl::tma_load_2d(w.v<unsigned char>(ctx), v_map, w.full_bar(), 0, row);
+      w.advance();
+    }
+  }
+}

@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""pipelink.Selection without a GPU: the llama_decode selection table's choices and parameters,
+and the expression evaluator's refusals. Usage: test_selection.py SOURCE_DIR"""
+import json
+import os
+import sys
+import tempfile
+
+import pipelink
+
+src = sys.argv[1]
+sel = pipelink.Selection(os.path.join(src, "examples/llama_decode/select.json"), load=False)
+fails = 0
+
+
+def expect(what, got, want):
+    global fails
+    if got != want:
+        fails += 1
+        print(f"FAIL {what}: got {got!r}, want {want!r}")
+
+
+shape = dict(kv_heads=8, sms=132)
+expect("B=1 L=16", sel.choose(B=1, L=16, **shape), ("a", {"S": 1}))
+expect("B=1 L=4096", sel.choose(B=1, L=4096, **shape), ("b", {"S": 16}))
+expect("B=1 L=8192", sel.choose(B=1, L=8192, **shape), ("b", {"S": 32}))
+expect("B=16 L=4096", sel.choose(B=16, L=4096, **shape), ("b", {"S": 3}))
+expect("B=64 L=4096", sel.choose(B=64, L=4096, **shape), ("a", {"S": 1}))
+expect("B=1 L=511", sel.choose(B=1, L=511, **shape)[0], "a")
+expect("b at B=64 L=16", sel.params("b", B=64, L=16, **shape), {"S": 1})
+ev = pipelink._eval_rule
+expect("ceil_div", ev("ceil_div(7, 2)", {}, "t"), 4)
+expect("chained compare", ev("1 < x <= 3", {"x": 3}, "t"), 1)
+expect("and/not", ev("x > 1 and not y", {"x": 2, "y": 0}, "t"), 1)
+for bad in ("__import__('os')", "x.real", "[1][0]", "2 ** 3", "x / 2", "ceil_div(1, 0)", "unknown + 1"):
+    try:
+        ev(bad, {"x": 1}, "t")
+        fails += 1
+        print(f"FAIL: '{bad}' was evaluated")
+    except ValueError:
+        pass
+with tempfile.TemporaryDirectory() as d:
+    p = os.path.join(d, "t.json")
+    with open(p, "w") as f:
+        json.dump({"inputs": [], "variants": {"a": {"cubin": "x"}}, "rules": [{"when": "1 > 0", "use": "a"}]}, f)
+    try:
+        pipelink.Selection(p, load=False)
+        fails += 1
+        print("FAIL: a table whose last rule is conditional was accepted")
+    except ValueError:
+        pass
+try:
+    sel.choose(B=1, L=16)
+    fails += 1
+    print("FAIL: a missing shape variable was accepted")
+except TypeError:
+    pass
+print("PASS" if fails == 0 else f"{fails} FAILED")
+sys.exit(1 if fails else 0)
