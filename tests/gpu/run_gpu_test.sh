@@ -19,7 +19,7 @@ if [ "${2:-}" = moe ]; then
   K=$B/examples/moe
   exec timeout 120 "$B/bench/bench_moe" --gu "$K/gate_up.cubin" "$K/gate_up.map" --down "$K/down.cubin" "$K/down.map" \
     --gu-control "$K/gate_up_control.cubin" "$K/gate_up_control.map" --down-control "$K/down_control.cubin" "$K/down_control.map" \
-    --routing "$K/routing.cubin" --util "$B/bench/swiglu.cubin" --T 512,4096 --check-only
+    --routing "$K/routing.cubin" --util "$B/bench/bench_util.cubin" --T 512,4096 --check-only
 fi
 if [ "${2:-}" = checked ]; then
   exec timeout 60 "$B/tests/transfer/run_transfer" "$B/tests/transfer/checked.cubin" "$B/tests/transfer/checked.map" --expect-timeout
