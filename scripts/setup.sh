@@ -7,6 +7,7 @@ need=()
 [ -f /usr/include/toml++/toml.h ] || need+=(libtomlplusplus-dev)
 [ -f /usr/include/CLI/CLI.hpp ] || need+=(libcli11-dev)
 [ -f /usr/include/gtest/gtest.h ] || need+=(libgtest-dev)
+command -v FileCheck-14 >/dev/null || [ -x /usr/lib/llvm-14/bin/FileCheck ] || need+=(llvm-14-tools)  # tests/filecheck
 command -v cmake >/dev/null || need+=(cmake)
 command -v g++ >/dev/null || need+=(g++)
 if [ ${#need[@]} -gt 0 ]; then

@@ -4,13 +4,12 @@
 //      of an unchanged generated unit is reused (build_cache.cpp). For the monolithic control it
 //      compiles the component sources and the generated unit as one program instead.
 //   2. Undefined bindings: an `.extern` variable left in linked PTX is a binding that nothing
-//      defines — nvJitLink itself accepts that silently and ptxas turns it into a zero global. The
-//      conformance probe (conform.cpp) links the same bindings with every component object, so its
-//      PTX has exactly the `.extern` variables the real link would; it is read instead of linking
-//      the kernel to PTX a second time. Only when the probe did not run (the control, PTX inputs,
-//      a failed probe) or the linked PTX is asked for (--emit-ptx, --save-temps) does nvJitLink
-//      -lto -ptx link the kernel to PTX.
-//   3. nvJitLink -lto links and assembles the cubin: one LTO pass; its ptxas report (registers,
+//      defines — nvJitLink itself accepts that silently and ptxas turns it into a zero global.
+//      nvJitLink gives no PTX from a cubin link, so a linked kernel is linked to PTX once
+//      (-lto -ptx): that PTX answers the undefined-binding check and conform_linked's scan of the
+//      kernel with every slot folded. A control reads its undefined bindings from ptxas's log of
+//      the cubin link and is linked to PTX only when asked (--emit-ptx, --save-temps).
+//   3. nvJitLink -lto links and assembles the cubin: its ptxas report (registers,
 //      spills, static smem) is kept and checked. The cubin is what it was with the PTX pass.
 // PTX component inputs cannot take part in LTO; they are linked at the cubin level (bindings
 // loaded from memory, not folded) and the link says so in a warning. An object that several
@@ -20,6 +19,7 @@
 #include <nvJitLink.h>
 #include <nvrtc.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -75,6 +75,15 @@ std::string jit_log(nvJitLinkHandle h, bool error) {
   if (n) (error ? nvJitLinkGetErrorLog : nvJitLinkGetInfoLog)(h, s.data());
   while (!s.empty() && (s.back() == '\0' || s.back() == '\n')) s.pop_back();
   return s;
+}
+
+std::string trim_ptx(const std::string& s) {
+  size_t a = s.find_first_not_of(" \t");
+  if (a == std::string::npos) return "";
+  std::string t = s.substr(a);
+  while (!t.empty() && (t.back() == ' ' || t.back() == '\t' || t.back() == '\r')) t.pop_back();
+  for (char& ch : t) if (ch == '\t') ch = ' ';
+  return t;
 }
 
 std::vector<std::string> common_options(const LinkContext& ctx) {
@@ -144,8 +153,18 @@ bool jit(LinkContext& ctx, const std::vector<std::string>& options, const std::v
   bool ok = true;
   for (const Input& in : inputs) {
     if (nvJitLinkAddData(h, jit_kind(in.kind), in.bytes.data(), in.bytes.size(), in.label.c_str()) != NVJITLINK_SUCCESS) {
-      Diagnostic& d = ctx.diags.error("toolchain", "nvJitLink rejected the object of '" + in.label + "' (" + in.path + ")");
-      d.notes.push_back(jit_log(h, true));
+      // The object passed PipeLink's validation (a readable object of its kind for this target):
+      // name the component and its contract, and give nvJitLink's reason line by line.
+      std::string names;
+      for (const Contract* c : in.contracts) names += (names.empty() ? "" : "', '") + c->name;
+      Diagnostic& d = ctx.diags.error(
+          "toolchain", in.contracts.empty() ? "nvJitLink rejected the object of '" + in.label + "' (" + in.path + ")"
+                                            : "nvJitLink rejected the object of component '" + names + "' (" + in.path +
+                                                  "), which passed PipeLink's object validation",
+          in.contracts.empty() ? SourceLoc{} : in.contracts.front()->object_loc);
+      std::istringstream ls(jit_log(h, true));
+      for (std::string line; std::getline(ls, line);)
+        if (!line.empty()) d.notes.push_back(line);
       ok = false;
     }
   }
@@ -161,6 +180,21 @@ bool jit(LinkContext& ctx, const std::vector<std::string>& options, const std::v
           if (c->entry == m[1].str())
             d.notes.push_back("'" + m[1].str() + "' is the entry of component '" + c->name + "' (" + c->loc.str() +
                               "); its object does not define it");
+      }
+      // "ptxas ... line N; error": the statement of the linked PTX at line N, found in a
+      // component's code (the conform probe), names that component.
+      static const std::regex at_line(R"(ptx input, line (\d+); error)");
+      if (std::regex_search(line, m, at_line) && !ctx.result.linked_ptx.empty()) {
+        const long n = std::stol(m[1].str());
+        std::istringstream ps(ctx.result.linked_ptx);
+        std::string text;
+        for (long k = 0; k < n && std::getline(ps, text); ++k) {}
+        for (const Contract* c : components_holding(ctx, text)) {
+          const std::string note = "line " + m[1].str() + " of the linked PTX (`" + trim_ptx(text) + "`) is code of component '" +
+                                   c->name + "' (" + c->object + ", contract " + c->loc.str() + ")";
+          if (std::find(d.notes.begin(), d.notes.end(), note) == d.notes.end()) d.notes.push_back(note);
+          if (!d.loc.known()) d.loc = c->loc;
+        }
       }
       // "<label>: link error: ... symbol multiply defined": name the contracts behind that input.
       if (line.find("multiply defined") != std::string::npos)
@@ -393,16 +427,17 @@ void compile_link(LinkContext& ctx) {
   if (!any_ptx) {
     // The cubin comes from one whole-program LTO link, so ptxas sees one compilation unit and
     // honours setmaxnreg (assembling linked PTX separately makes it drop setmaxnreg, C7504).
-    // Undefined bindings are read from the probe's PTX when there is one (see the top of the file);
-    // a PTX link of the kernel runs only when nothing else can answer or the PTX is asked for.
+    // nvJitLink gives no PTX from a cubin link, so the linked kernel's PTX costs one more LTO pass.
+    // It runs for every linked kernel (conform_linked scans the kernel with every slot folded) and
+    // for a control only when the PTX is asked for; a control's undefined bindings are read from
+    // ptxas's log of the cubin link (see the top of the file).
     const bool want_ptx = ctx.opt.emit_ptx || ctx.opt.save_temps;
-    if (want_ptx || (ctx.result.probe_ptx.empty() && !ctx.opt.control)) {
+    if (want_ptx || !ctx.opt.control) {
       std::vector<char> ptx;
       if (!jit(ctx, {arch, "-lto", "-ptx"}, inputs, true, ptx, info)) return;
       ctx.result.linked_ptx.assign(ptx.begin(), ptx.end());
       check_undefined(ctx, ctx.result.linked_ptx, inputs);
-    } else if (!ctx.opt.control) {
-      check_undefined(ctx, ctx.result.probe_ptx, inputs);
+      if (!ctx.opt.control) conform_linked(ctx, ctx.result.linked_ptx);
     }
     if (ctx.diags.has_errors()) return;
   }

@@ -331,6 +331,111 @@ std::optional<long long> ptx_int(const std::string& t) {
   return v;
 }
 
+// Where a register's value comes from, followed backwards through its definitions in one
+// function body (PTX from NVVM: a register is defined once, or once per path).
+struct Origin {
+  std::set<long long> constants;  // immediates that reach it through moves and selects only
+  std::set<std::string> symbols;  // variables it is loaded from (ld [sym], ld [%rd] with %rd = sym + ...)
+  bool local = false;             // loaded from local memory (a stack or volatile variable)
+  bool other = false;             // anything else: a parameter, a special register, arithmetic on them
+};
+
+std::vector<std::string> operands_of(const std::string& st) {
+  std::vector<std::string> ops;
+  const size_t sp = st.find(' ');
+  if (sp == std::string::npos) return ops;
+  std::string cur;
+  int depth = 0;
+  for (char ch : st.substr(sp + 1)) {
+    if (ch == '(' || ch == '[' || ch == '{') ++depth;
+    if (ch == ')' || ch == ']' || ch == '}') --depth;
+    if (ch == ',' && depth == 0) { ops.push_back(trim(cur)); cur.clear(); } else cur += ch;
+  }
+  ops.push_back(trim(cur));
+  return ops;
+}
+
+class Slicer {
+ public:
+  explicit Slicer(const std::vector<std::string>& body) {
+    static const std::regex guard(R"(^@!?%?\w+ )");
+    static const std::regex def(R"(^(?!st\.|bar\.|barrier\.|red\.|cp\.|prefetch|mbarrier\.|tensormap\.)[a-z][\w.:]* (%\w+) ?,)");
+    for (const std::string& raw : body) {
+      const std::string st = std::regex_replace(raw, guard, "");
+      std::smatch m;
+      if (std::regex_search(st, m, def)) defs_[m[1].str()].push_back(st);
+    }
+  }
+  Origin of(const std::string& reg) {
+    Origin o;
+    std::set<std::pair<std::string, bool>> seen;
+    walk(reg, false, o, seen);
+    return o;
+  }
+
+ private:
+  std::map<std::string, std::vector<std::string>> defs_;
+
+  void address(const std::string& a, Origin& o, std::set<std::string>& seen) {
+    // [sym], [sym+8], [%rd], [%rd+8]
+    std::string base = a;
+    if (!base.empty() && base.front() == '[') base = base.substr(1, base.find(']') - 1);
+    base = trim(base.substr(0, base.find('+')));
+    if (base.empty()) { o.other = true; return; }
+    if (base[0] != '%') { o.symbols.insert(base); return; }
+    if (!seen.insert(base).second) return;
+    auto it = defs_.find(base);
+    if (it == defs_.end()) { o.other = true; return; }
+    for (const std::string& st : it->second) {
+      const std::string op = st.substr(0, st.find(' '));
+      const std::vector<std::string> ops = operands_of(st);
+      if (op.rfind("ld.", 0) == 0) { o.other = true; continue; }  // a pointer loaded from memory: not followed
+      bool any = false;
+      for (size_t k = 1; k < ops.size(); ++k) {
+        if (ops[k].empty() || ptx_int(ops[k])) continue;
+        if (op.rfind("mul", 0) == 0 || op.rfind("shl", 0) == 0) continue;  // an index, not a base
+        address(ops[k], o, seen);
+        any = true;
+      }
+      if (!any) o.other = true;
+    }
+  }
+
+  void walk(const std::string& reg, bool arith, Origin& o, std::set<std::pair<std::string, bool>>& seen) {
+    if (!seen.insert({reg, arith}).second) return;
+    auto it = defs_.find(reg);
+    if (it == defs_.end()) { o.other = true; return; }  // a special register or parameter
+    for (const std::string& st : it->second) {
+      const std::string op = st.substr(0, st.find(' '));
+      const std::vector<std::string> ops = operands_of(st);
+      if (op.rfind("ld.", 0) == 0) {
+        if (op.find(".local") != std::string::npos) o.local = true;
+        else if (op.find(".param") != std::string::npos) o.other = true;
+        else if (ops.size() > 1) {
+          std::set<std::string> aseen;
+          address(ops[1], o, aseen);
+        }
+        continue;
+      }
+      const bool move = op.rfind("mov.", 0) == 0 || op.rfind("cvt.", 0) == 0;
+      const bool select = op.rfind("selp.", 0) == 0;
+      const size_t last = select ? 3 : ops.size();  // selp's predicate is not a value
+      for (size_t k = 1; k < ops.size() && k < last; ++k) {
+        const std::string& v = ops[k];
+        if (v.empty()) continue;
+        if (v[0] == '%') {
+          if (defs_.count(v)) walk(v, arith || !(move || select), o, seen);
+          else o.other = true;
+        } else if (auto n = ptx_int(v)) {
+          if (!arith && (move || select)) o.constants.insert(*n);
+        } else {
+          o.other = true;
+        }
+      }
+    }
+  }
+};
+
 void scan_code(LinkContext& ctx, const Contract& c, const std::string& object,
                const std::map<std::string, std::vector<std::string>>& fns, const std::string& root,
                const std::map<std::string, int64_t>& static_shared) {
@@ -369,6 +474,7 @@ void scan_code(LinkContext& ctx, const Contract& c, const std::string& object,
   for (const std::string& fn : closure(fns, root, indirect)) {
     where = fn == root ? "" : " (in function " + fn + ", which it calls)";
     const std::vector<std::string> body = statements(fns.at(fn));
+    Slicer slicer(body);
     std::map<std::string, long long> consts;  // registers set once, from an immediate
     std::map<std::string, int> defs;
     for (const std::string& raw : body) {
@@ -398,6 +504,29 @@ void scan_code(LinkContext& ctx, const Contract& c, const std::string& object,
         bool computed = false;
         if (!op.empty() && op[0] == '%') {
           if (consts.count(op) && defs[op] == 1) id = consts[op];
+          else {
+            // Followed back: an id must come from the slots (pl_probe_slots in the probe), not
+            // from a variable of the component's own, local memory, or a constant on some path.
+            const Origin o = slicer.of(op);
+            std::set<std::string> own;
+            for (const std::string& sym : o.symbols)
+              if (sym != "pl_probe_slots" && sym.rfind("pl_fact_", 0) != 0) own.insert(sym);
+            if (o.constants.size() == 1 && o.symbols.empty() && !o.local && !o.other) id = *o.constants.begin();
+            else if (!own.empty())
+              add("barown", "loads a named barrier id from '" + *own.begin() + "', a variable of its own, instead of the id "
+                            "the linker allocated (ctx.slots->bar[i])", raw);
+            else if (o.local)
+              add("barlocal", "passes a named barrier id through local memory (a volatile or stack variable), where the "
+                              "scan cannot see that it is the id the linker allocated (use ctx.slots->bar[i] directly)", raw);
+            else if (!o.constants.empty()) {
+              std::string list;
+              for (long long v : o.constants) list += (list.empty() ? "" : ", ") + std::to_string(v);
+              add(o.constants.count(0) ? "bar0" : "barid",
+                  "uses a named barrier id that is the constant " + list + " on some path" +
+                      (o.constants.count(0) ? " (barrier 0 is __syncthreads, which the block's other warp roles never reach)" : "") +
+                      " instead of the id the linker allocated (ctx.slots->bar[i])", raw);
+            }
+          }
         } else if (auto v = ptx_int(op)) {
           id = v;
         } else {
@@ -469,6 +598,207 @@ std::map<std::string, int64_t> static_shared_vars(const std::string& ptx) {
 }
 
 }  // namespace
+
+namespace {
+
+// Names of `.extern .global` / `.extern .const` variables in PTX: what an object reads from the link.
+std::set<std::string> extern_variables_of(const std::string& ptx) {
+  static const std::regex ext(R"(\.extern\s+\.(?:global|const)\s+[^;]*?([A-Za-z_$][\w$]*)\s*(?:\[[^\]]*\])?\s*;)");
+  std::set<std::string> out;
+  const std::string text = strip_comments(ptx);
+  for (std::sregex_iterator it(text.begin(), text.end(), ext), end; it != end; ++it) out.insert((*it)[1].str());
+  return out;
+}
+
+// Whether a contract puts fact `f` into a value the link hands its code at run time or folds
+// into it: its slots (warps, instances, stages, tensor shapes, barrier threads) or the tile
+// sequence.
+bool carries_fact(const LinkContext& ctx, const Contract& c, const std::string& f) {
+  auto in = [&](const Expr& e) {
+    for (const std::string& n : e.names())
+      if (n == f) return true;
+    return false;
+  };
+  if (in(c.warps.expr) || (c.instances && in(c.instances->expr))) return true;
+  for (const PortDecl& p : c.ports) {
+    if (in(p.stages.expr) || (p.per_tile_declared && in(p.per_tile))) return true;
+    for (const TensorDecl& t : p.tensors)
+      if (in(t.rows.expr) || in(t.cols.expr)) return true;
+  }
+  for (const NamedBarrier& b : c.barriers)
+    if (in(b.threads.expr)) return true;
+  for (const SmemRegion& r : c.smem)
+    if (in(r.bytes.expr)) return true;
+  for (const MbarrierGroup& m : c.mbarriers)
+    if (in(m.count.expr) || in(m.arrivals.expr)) return true;
+  for (const TilesDecl* t : {&c.tiles, ctx.tiles})
+    if (t && t->present && (in(t->tile_m.expr) || in(t->tile_n.expr))) return true;
+  return false;
+}
+
+}  // namespace
+
+// Each object linked alone behind a kernel per entry (nvJitLink -lto -ptx, the facts left
+// undefined), so what it declares and what it reads from the link are its own:
+//   - a record for an entry belongs in the object that its contract names: records for another
+//     component's entry, placed in a different object, are refused;
+//   - PL_PROVIDE_LINKED says the code reads a fact from the link, so any value the contract picks
+//     works; the object must then read pl_fact_<name>, or its contract must put the fact into a
+//     value the slots or the tile sequence carry.
+void check_objects_alone(LinkContext& ctx, const std::vector<Input>& inputs) {
+  std::vector<const Contract*> entries;
+  for (const auto& c : ctx.contracts)
+    if (!c->entry.empty()) entries.push_back(c.get());
+  auto named_by = [](const Input& in, const Contract* c) {
+    return std::find(in.contracts.begin(), in.contracts.end(), c) != in.contracts.end();
+  };
+  auto contract_of = [&](const std::string& entry) -> const Contract* {
+    for (const Contract* c : entries)
+      if (c->entry == entry) return c;
+    return nullptr;
+  };
+  std::vector<char> kernels_ir;  // compiled once: one kernel per entry, nothing else defined
+  bool compiled = false;
+  for (const Input& in : inputs) {
+    if (in.contracts.empty() || in.kind == InputKind::Cubin) continue;
+    std::string ptx;
+    if (in.kind == InputKind::Ptx) {
+      ptx.assign(in.bytes.begin(), in.bytes.end());
+      while (!ptx.empty() && ptx.back() == '\0') ptx.pop_back();
+    } else {
+      Diagnostics quiet;  // what cannot be linked alone is reported by the real link
+      LinkContext pc(ctx.opt, quiet);
+      pc.target = ctx.target;
+      if (!compiled) {
+        compiled = true;
+        std::ostringstream k;
+        k << "#include \"pipelink/device.cuh\"\n__device__ pl::Slots pl_alone_slots;\n";
+        for (size_t i = 0; i < entries.size(); ++i)
+          k << "extern \"C\" __device__ void " << entries[i]->entry << "(const pl::Ctx&);\n"
+            << "extern \"C\" __global__ void pl_alone_" << i << "(const __grid_constant__ pl::Args args) {\n"
+            << "  extern __shared__ __align__(1024) unsigned char pl_smem[];\n"
+            << "  pl::Ctx ctx;\n  ctx.args = &args;\n  ctx.smem = pl_smem;\n  ctx.slots = &pl_alone_slots;\n  "
+            << entries[i]->entry << "(ctx);\n}\n";
+        kernels_ir = compile_to_ltoir(pc, k.str(), "pipelink_alone.cu");
+      }
+      if (kernels_ir.empty()) return;
+      std::vector<Input> pin{{"alone", "", kernels_ir, InputKind::LtoIr, {}}, in};
+      std::vector<char> out;
+      std::string info;
+      if (!jit(pc, {"-arch=" + ctx.target.arch, "-lto", "-ptx"}, pin, true, out, info)) continue;
+      ptx.assign(out.begin(), out.end());
+    }
+    const std::vector<Record> recs = read_records(ptx);
+    const std::set<std::string> reads = extern_variables_of(ptx);
+    std::set<std::string> reported;
+    for (const Record& r : recs) {
+      if (r.scope == "*") continue;
+      const Contract* c = contract_of(r.scope);
+      if (!c) continue;  // records for an entry no contract declares: the merged check reports nothing for them either
+      if (!named_by(in, c)) {
+        if (!reported.insert(r.scope).second) continue;
+        std::string owners;
+        for (const Contract* o : in.contracts) owners += (owners.empty() ? "" : ", ") + std::string("'") + o->name + "'";
+        Diagnostic& d = ctx.diags.error("records", "component '" + c->name + "': object '" + in.path + "' (of component " +
+                                                       owners + ") declares records for its entry '" + c->entry +
+                                                       "'; a component's records must be in the object its contract names",
+                                        c->object_loc.known() ? c->object_loc : c->loc);
+        d.notes.push_back("records describe the code they are compiled with: declare them in " + c->name + "'s own source");
+        continue;
+      }
+      if (r.kind != "provide_linked" || reads.count("pl_fact_" + r.key) || carries_fact(ctx, *c, r.key)) continue;
+      SourceLoc loc = c->loc;
+      for (const FactProvide& p : c->provides)
+        if (p.name == r.key) loc = p.value.loc;
+      Diagnostic& d = ctx.diags.error("records", "component '" + c->name + "': object '" + in.path +
+                                                     "' declares PL_PROVIDE_LINKED for fact '" + r.key +
+                                                     "' (its code reads the value from the link), but it never reads pl_fact_" +
+                                                     r.key + " and its contract puts '" + r.key +
+                                                     "' into nothing the slots or the tile sequence carry",
+                                      loc);
+      d.notes.push_back("the value is compiled into the code: declare it with PL_PROVIDE(" + c->entry + ", " + r.key +
+                        ", <the constant the code uses>)");
+    }
+  }
+}
+
+// Register budgets per role. ptxas reports registers per kernel only, and the linked kernel is one
+// kernel: its "Used N registers" is the launch allocation, not what each warpgroup's code needs
+// after setmaxnreg. So each component's probe kernel (its code alone, slots not folded) is
+// assembled by ptxas with its warpgroup's budget as the kernel's .maxnreg: ptxas then reports the
+// registers that code uses within the budget, and the spills it needs to fit. Runs only when
+// register budgets are in play (some warpgroup's setmaxnreg). A spill is a warning, not an error:
+// the probe keeps the slots in registers that the real link folds into immediates, so it may
+// need a little more than the linked code does.
+void check_role_registers(LinkContext& ctx, const std::string& probe_ptx) {
+  bool budgets = false;
+  for (const WarpGroup& wg : ctx.warpgroups) budgets |= wg.registers > 0;
+  if (!budgets || ctx.probe_kernels.empty()) return;
+  std::map<const Contract*, int> budget;  // the smallest budget any instance of the contract runs with
+  std::map<const Contract*, std::set<unsigned>> groups;
+  for (const Instance& in : ctx.instances) {
+    const int b = in.registers ? in.registers : ctx.entry_registers;
+    auto [it, fresh] = budget.emplace(in.contract, b);
+    if (!fresh) it->second = std::min(it->second, b);
+    for (unsigned w = in.warp_base; w < in.warp_base + in.warps; w += 4) groups[in.contract].insert(w / 4);
+  }
+  // .maxnreg goes between a kernel's parameter list and its body.
+  std::string ptx = strip_comments(probe_ptx);
+  for (const auto& [kernel, c] : ctx.probe_kernels) {
+    const size_t at = ptx.find(".entry " + kernel + "(");
+    if (at == std::string::npos || !budget.count(c)) continue;
+    const size_t body = ptx.find('{', ptx.find(')', at));
+    if (body == std::string::npos) continue;
+    ptx.insert(body, ".maxnreg " + std::to_string(budget[c]) + "\n");
+  }
+  ptx.push_back('\0');
+  Diagnostics quiet;
+  LinkContext pc(ctx.opt, quiet);
+  pc.target = ctx.target;
+  std::vector<Input> pin{{"probe", "", std::vector<char>(ptx.begin(), ptx.end()), InputKind::Ptx, {}}};
+  std::vector<char> cubin;
+  std::string info;
+  if (!jit(pc, {"-arch=" + ctx.target.arch, "-verbose"}, pin, false, cubin, info)) {
+    ctx.role_registers.push_back("not measured: ptxas could not assemble the probe");
+    return;
+  }
+  struct Use { long regs = -1, stores = 0, loads = 0; };
+  std::map<std::string, Use> use;
+  static const std::regex fn(R"((?:Compiling entry function|Function properties for) '?([A-Za-z_$][\w$]*))");
+  static const std::regex spill(R"((\d+) bytes spill stores, (\d+) bytes spill loads)");
+  static const std::regex used(R"(Used (\d+) registers)");
+  std::string cur;
+  std::istringstream ls(info);
+  for (std::string line; std::getline(ls, line);) {
+    std::smatch m;
+    if (std::regex_search(line, m, fn)) cur = m[1].str();
+    else if (!cur.empty() && std::regex_search(line, m, spill)) { use[cur].stores = std::stol(m[1].str()); use[cur].loads = std::stol(m[2].str()); }
+    else if (!cur.empty() && std::regex_search(line, m, used)) use[cur].regs = std::stol(m[1].str());
+  }
+  for (const auto& [kernel, c] : ctx.probe_kernels) {
+    const Use& u = use[kernel];
+    std::string wgs;
+    for (unsigned g : groups[c]) wgs += (wgs.empty() ? "" : ",") + std::to_string(g);
+    std::string line = printable(c->name) + ": budget " + std::to_string(budget[c]) + " (warpgroup " + wgs + "), ";
+    if (u.regs < 0) {
+      ctx.role_registers.push_back(line + "not reported by ptxas");
+      continue;
+    }
+    line += "ptxas uses " + std::to_string(u.regs) + " registers";
+    line += u.stores || u.loads ? ", spills " + std::to_string(u.stores) + " B stored, " + std::to_string(u.loads) + " B loaded"
+                                : ", no spills";
+    ctx.role_registers.push_back(line);
+    if (u.stores || u.loads) {
+      Diagnostic& d = ctx.diags.warning(
+          "registers", "component '" + c->name + "' spills when its code is assembled within its warpgroup's budget of " +
+                           std::to_string(budget[c]) + " registers (" + std::to_string(u.stores) + " bytes stored, " +
+                           std::to_string(u.loads) + " loaded; ptxas on its probe kernel)",
+          c->registers ? c->registers->loc : c->loc);
+      d.notes.push_back("ptxas reports registers per kernel only, so each component is assembled alone with its warpgroup's "
+                        "budget as .maxnreg; raise [warps] registers, or lower the code's register use");
+    }
+  }
+}
 
 void conform(LinkContext& ctx, const std::vector<Input>& inputs) {
   const std::string& prelude = ctx.unit.prelude;
@@ -560,6 +890,7 @@ void conform(LinkContext& ctx, const std::vector<Input>& inputs) {
     while (!text.empty() && text.back() == '\0') text.pop_back();
     check_component(*c, in->path, text, c->entry);
   }
+  check_objects_alone(ctx, inputs);
   if (probe_components.empty()) return;
 
   std::ostringstream probe;
@@ -583,9 +914,100 @@ void conform(LinkContext& ctx, const std::vector<Input>& inputs) {
   if (!jit(pc, {"-arch=" + ctx.target.arch, "-lto", "-ptx"}, pin, true, out, info)) return;
   const std::string ptx(out.begin(), out.end());
   ctx.result.probe_ptx = ptx;
+  for (size_t i = 0; i < probe_components.size(); ++i) ctx.probe_kernels.push_back({"pl_probe_" + std::to_string(i), probe_components[i].first});
   check_builds(read_records(ptx));
   for (size_t i = 0; i < probe_components.size(); ++i)
     check_component(*probe_components[i].first, probe_components[i].second->path, ptx, "pl_probe_" + std::to_string(i));
+  if (!ctx.diags.has_errors()) check_role_registers(ctx, ptx);
+}
+
+// The linked kernel, after link-time optimisation has folded every slot: each named barrier id
+// the code waits on is a constant there. Barrier 0 may appear only as often as the generated
+// entry's own __syncthreads, and any other constant id must be one the linker allocated. This
+// catches an id that is a slot in the probe but folds to 0 (or to an id nobody owns) in the link,
+// such as `bar[0] * (ctx.slots->warps != 2)`.
+void conform_linked(LinkContext& ctx, const std::string& linked_ptx) {
+  const auto fns = ptx_functions(linked_ptx);
+  auto k = fns.find(ctx.opt.kernel_name);
+  if (k == fns.end()) return;
+  size_t allowed_zero = 0;
+  const std::string unit = ctx.unit.text();
+  for (size_t at = unit.find("__syncthreads()"); at != std::string::npos; at = unit.find("__syncthreads()", at + 1)) ++allowed_zero;
+  std::set<long long> allocated;
+  for (const BarrierSlot& b : ctx.barriers) allocated.insert(b.id);
+  static const std::regex guard(R"(^@!?%?\w+ )");
+  static const std::regex barrier(R"(^(?:bar|barrier)\.(sync|arrive|red)[\w.]* (.*)$)");
+  int indirect = 0;
+  size_t zeros = 0;
+  std::map<long long, std::string> stray;  // constant id nobody owns -> first statement
+  std::string first_zero;
+  for (const std::string& fn : closure(fns, ctx.opt.kernel_name, indirect)) {
+    const std::vector<std::string> body = statements(fns.at(fn));
+    Slicer slicer(body);
+    for (const std::string& raw : body) {
+      const std::string st = std::regex_replace(raw, guard, "");
+      std::smatch m;
+      if (!std::regex_search(st, m, barrier)) continue;
+      const std::vector<std::string> ops = operands_of(st);
+      std::string op = m[1].str() == "red" ? (ops.size() > 1 ? ops[1] : "") : (ops.empty() ? "" : ops[0]);
+      std::optional<long long> id;
+      if (!op.empty() && op[0] == '%') {
+        const Origin o = slicer.of(op);
+        if (o.constants.size() == 1 && o.symbols.empty() && !o.local && !o.other) id = *o.constants.begin();
+      } else {
+        id = ptx_int(op);
+      }
+      if (!id) continue;
+      if (*id == 0) {
+        if (zeros++ == allowed_zero) first_zero = raw;
+      } else if (!allocated.count(*id) && !stray.count(*id)) {
+        stray[*id] = raw;
+      }
+    }
+  }
+  auto note_owners = [&](Diagnostic& d) {
+    for (const auto& c : ctx.contracts)
+      if (!c->barriers.empty()) d.notes.push_back("component '" + c->name + "' declares named barriers (" + c->loc.str() + ")");
+  };
+  if (zeros > allowed_zero) {
+    Diagnostic& d = ctx.diags.error("conformance", "the linked kernel waits on barrier 0 " + std::to_string(zeros - allowed_zero) +
+                                                       " more time(s) than the generated entry's __syncthreads: a component's "
+                                                       "named barrier id folds to 0 once the link's slots are constants");
+    d.notes.push_back("in the linked PTX: `" + first_zero + ";`");
+    note_owners(d);
+  }
+  for (const auto& [id, st] : stray) {
+    Diagnostic& d = ctx.diags.error("conformance", "the linked kernel waits on named barrier " + std::to_string(id) +
+                                                       ", which the linker allocated to no component: a component's barrier id "
+                                                       "is computed from its slots into another instance's id or past them");
+    d.notes.push_back("in the linked PTX: `" + st + ";`");
+    note_owners(d);
+  }
+}
+
+// The components whose code (their probe kernel and what it calls) holds `ptx_line` as a
+// statement: where a ptxas error in the linked kernel comes from.
+std::vector<const Contract*> components_holding(const LinkContext& ctx, const std::string& ptx_line) {
+  std::vector<const Contract*> out;
+  // Registers are numbered per kernel: compare statements with every register as %R.
+  static const std::regex reg(R"(%[A-Za-z_]+[0-9]+)");
+  auto norm = [](const std::string& st) { return std::regex_replace(st, reg, "%R"); };
+  std::vector<std::string> want = statements({ptx_line});
+  if (want.empty() || ctx.result.probe_ptx.empty()) return out;
+  want.front() = norm(want.front());
+  const auto fns = ptx_functions(ctx.result.probe_ptx);
+  for (const auto& [kernel, c] : ctx.probe_kernels) {
+    if (!fns.count(kernel) || std::find(out.begin(), out.end(), c) != out.end()) continue;
+    int indirect = 0;
+    bool found = false;
+    for (const std::string& fn : closure(fns, kernel, indirect)) {
+      for (const std::string& st : statements(fns.at(fn)))
+        if (norm(st) == want.front()) { found = true; break; }
+      if (found) break;
+    }
+    if (found) out.push_back(c);
+  }
+  return out;
 }
 
 }  // namespace pipelink

@@ -174,8 +174,13 @@ struct LinkContext {
   const Contract* cluster_owner = nullptr;
   int64_t cluster_size() const { return cluster ? cluster->size() : 1; }
 
-  // conform: one line per component, what was read from its object (appended to the map)
+  // conform: one line per component, what was read from its object (appended to the map); the
+  // probe link's kernel of each component (its PTX is result.probe_ptx)
   std::vector<std::string> conformance;
+  std::vector<std::pair<std::string, const Contract*>> probe_kernels;
+  // conform: one line per component when register budgets are in play: its code alone, assembled
+  // by ptxas within its warpgroup's budget (appended to the map)
+  std::vector<std::string> role_registers;
 
   // generate
   GeneratedUnit unit;

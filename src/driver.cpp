@@ -192,8 +192,9 @@ LinkResult link_passes(const LinkOptions& options, Diagnostics& diags) {
   }
   timed(ctx, "compile and link", [&] { compile_link(ctx); });
   if (diags.has_errors()) return {};
-  // Holds from here: every object agreed with its contract (records, conformance), no binding is
-  // undefined, and ctx.result.cubin is the linked kernel.
+  // Holds from here: every object agreed with its contract (records, each object's own records
+  // and fact reads, conformance of its code), the linked kernel waits on no barrier id the linker
+  // did not allocate, no binding is undefined, and ctx.result.cubin is the linked kernel.
   {
     // What ptxas actually did (the register-cap line above is the launch bound PipeLink set).
     std::smatch m;
@@ -212,6 +213,11 @@ LinkResult link_passes(const LinkOptions& options, Diagnostics& diags) {
   if (!ctx.conformance.empty()) {
     ctx.result.map += "\n== conformance  (records and code read from each component's object)\n";
     for (const std::string& line : ctx.conformance) ctx.result.map += "  " + line + "\n";
+  }
+  // After the conformance section, which the control's map does not have (it runs no conform).
+  if (!ctx.role_registers.empty()) {
+    ctx.result.map += "\n== registers per role  (each component's code alone, assembled by ptxas within its warpgroup's budget)\n";
+    for (const std::string& line : ctx.role_registers) ctx.result.map += "  " + line + "\n";
   }
   ctx.result.ok = true;
   return ctx.result;

@@ -504,4 +504,14 @@ std::string contract_header(const std::vector<std::string>& contracts, Diagnosti
   return o.str();
 }
 
+// Writes a header to `path`, refusing a path that is one of options.inputs.
+bool write_header(const std::string& path, const std::string& text, const LinkOptions& options, Diagnostics& diags) {
+  for (const std::string& in : options.inputs)
+    if (same_file(path, in)) {
+      diags.error("output", "-o '" + path + "' is the input contract '" + in + "'; refusing to overwrite an input");
+      return false;
+    }
+  return write_files({{path, text.data(), text.size()}}, diags);
+}
+
 }  // namespace pipelink

@@ -37,5 +37,9 @@ std::string toolchain_error();
 
 // The conform pass (conform.cpp): every component object checked against its contract.
 void conform(LinkContext& ctx, const std::vector<Input>& inputs);
+// The linked kernel's PTX: barrier 0 and barrier ids nobody was allocated, once slots are folded.
+void conform_linked(LinkContext& ctx, const std::string& linked_ptx);
+// The components whose code (in the conform probe) holds this PTX statement.
+std::vector<const Contract*> components_holding(const LinkContext& ctx, const std::string& ptx_line);
 
 }  // namespace pipelink

@@ -9,10 +9,10 @@
 //   pipelink targets            the targets -arch accepts, their limits and where each comes from
 //   pipelink --version | --help
 //
-// A contract listed twice is instantiated twice. Repeatable options (-D, -I, -L, --connect, --set)
+// A contract listed twice is instantiated twice. Repeatable options (-D, -I, -L, --connect)
 // take exactly one value per occurrence, so contracts may follow them. Exit status: 0 on success,
 // 1 when the link (or compile) is refused with diagnostics (and then nothing is written), 2 on a
-// usage error (unknown option, missing argument, malformed --connect / --set).
+// usage error (unknown option, missing argument, malformed --connect).
 #include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstdio>
@@ -106,22 +106,7 @@ int run(int argc, char** argv) {
 
   CLI::App* targets = app.add_subcommand("targets", "list the targets -arch accepts, with their limits and sources");
 
-  // The modified-facts experiment's classic linking (bench/modified_facts): not for normal use.
-  std::vector<std::string> sets;
-  std::string header_out;
-  CLI::App* classic = app.add_subcommand("classic-header", "experiment: bake one component's own copy of the constants");
-  classic->add_option("inputs", opt.inputs, "component contracts (.toml)")->required();
-  classic->add_option("--component", opt.classic_component, "the component whose copy to write")->required();
-  repeatable(classic->add_option("--set", sets, "FACT=VALUE: what this component believes instead (repeatable)"));
-  classic->add_option("-o", header_out, "output header")->required();
-  common(classic);
-  std::vector<std::string> plain_objects;
-  CLI::App* plain = app.add_subcommand("plain-link", "experiment: bare nvJitLink -lto of objects, no contracts or checks");
-  plain->add_option("objects", plain_objects, "LTO-IR / host objects")->required();
-  plain->add_option("-o", opt.output, "output cubin")->required();
-  common(plain);
-
-  try {
+    try {
     app.parse(static_cast<int>(cargs.size()), cargs.data());
   } catch (const CLI::ParseError& e) {
     // --help and --version exit 0; every parse error is a usage error.
@@ -136,18 +121,6 @@ int run(int argc, char** argv) {
       return kUsageError;
     }
     opt.connect[c.substr(0, eq)] = c.substr(eq + 1);
-  }
-  for (const std::string& f : sets) {
-    const size_t eq = f.find('=');
-    const std::string v = eq == std::string::npos ? std::string() : f.substr(eq + 1);
-    char* end = nullptr;
-    errno = 0;
-    const long long n = std::strtoll(v.c_str(), &end, 10);
-    if (eq == std::string::npos || eq == 0 || v.empty() || *end != '\0' || errno == ERANGE) {
-      std::cerr << "pipelink: error: --set takes FACT=VALUE with a 64-bit integer VALUE, got '" << f << "'\n";
-      return kUsageError;
-    }
-    opt.fact_overrides[f.substr(0, eq)] = n;
   }
   bool ok = false;
   if (*targets) {
@@ -177,12 +150,6 @@ int run(int argc, char** argv) {
       opt.inputs = header_inputs;
       ok = pipelink::write_header(header_path, h, opt, diags);
     }
-  } else if (*classic) {
-    opt.check_only = true;
-    std::string h = pipelink::classic_header(opt, diags);
-    if (!h.empty()) ok = pipelink::write_header(header_out, h, opt, diags);
-  } else if (*plain) {
-    ok = pipelink::plain_link(plain_objects, opt, diags);
   } else if (*compile) {
     ok = pipelink::compile_component(compile_src, opt, diags);
   } else {

@@ -12,7 +12,7 @@ variants beside the folded link, staged for bench_lvc (bench/linked_vs_control) 
            __device__ variables (the `const` taken off the fact and slot-table definitions): LTO still
            inlines every component into the entry, but it cannot fold a binding, so each is loaded.
            Built from the folded link's own generated unit (--save-temps) with `pipelink compile`
-           and `pipelink plain-link` (bare nvJitLink -lto). As a check of this route, the unmodified
+           and `pipelink_classic plain-link` (bare nvJitLink -lto). As a check of this route, the unmodified
            generated unit through it must give the folded cubin byte for byte ("same-route" below).
 
 Layout written (bench_lvc --kernels DIR, each variant as the "linked" kernel, the folded link as its
@@ -88,6 +88,7 @@ def main():
         sys.exit(__doc__)
     build, dest = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     pl = os.path.join(build, "pipelink")
+    classic = os.path.join(build, "pipelink_classic")  # plain-link lives with the experiment's tools
     include = os.path.join(ROOT, "include")
     lib = ctypes.CDLL(os.environ.get("NVRTC_LIB", "libnvrtc.so.13"))
     shutil.rmtree(dest, ignore_errors=True)
@@ -146,7 +147,7 @@ def main():
         # NVRTC records the program's name: compile it under the name a link gives it.
         open(os.path.join(same, "pipelink_generated.cu"), "w").write(g)
         run([pl, "compile", "pipelink_generated.cu", "-o", "gen.ltoir"], cwd=same)
-        run([pl, "plain-link", os.path.join(same, "gen.ltoir"), *objs, "-o", os.path.join(same, "same_route.cubin")])
+        run([classic, "plain-link", os.path.join(same, "gen.ltoir"), *objs, "-o", os.path.join(same, "same_route.cubin")])
         a = open(os.path.join(same, "same_route.cubin"), "rb").read()
         entry["same_route_identical"] = a == open(folded, "rb").read()
         os.makedirs(os.path.join(same, "n"), exist_ok=True)
@@ -154,7 +155,7 @@ def main():
         entry["nofold_unconsted"] = {"facts": nf, "slot_tables": ns}
         open(os.path.join(same, "n", "pipelink_generated.cu"), "w").write(u)
         run([pl, "compile", "pipelink_generated.cu", "-o", "../gen_nofold.ltoir"], cwd=os.path.join(same, "n"))
-        run([pl, "plain-link", os.path.join(same, "gen_nofold.ltoir"), *objs,
+        run([classic, "plain-link", os.path.join(same, "gen_nofold.ltoir"), *objs,
              "-o", os.path.join(kdirs["nofold"], kernel + ".cubin")])
         shutil.copy(fmap, os.path.join(kdirs["nofold"], kernel + ".map"))  # same allocation, same manifest
         for v in ("ptx", "nofold"):

@@ -50,7 +50,7 @@ for v, desc in VARIANTS.items():
     s = res["variants"][v]["summary"]
     md.append(f"- **{v}**: {desc}. {s['n']} configurations, ratio median {s['median_ratio']:.3f}, "
               f"range {s['min_ratio']:.3f}–{s['max_ratio']:.3f}.")
-md.append("\nThe nofold route itself (the folded link's generated unit through `pipelink compile` + `pipelink plain-link`, "
+md.append("\nThe nofold route itself (the folded link's generated unit through `pipelink compile` + `pipelink_classic plain-link`, "
           "unmodified) reproduces the folded cubin byte for byte for every kernel here: "
           + ", ".join(f"{k['kernel']} {'yes' if k['same_route_identical'] else 'NO'}" for k in build["kernels"]) + ".\n")
 md.append("## Time\n")

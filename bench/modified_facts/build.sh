@@ -3,16 +3,17 @@
 # build/modified_facts/<case>/:
 #   pipelink/  the changed contract, its rebuilt object, and `pipelink link` of all contracts
 #              (or, for an expected refusal, the diagnostics)
-#   classic/   every component compiled with its own baked copy of the constants (-DPL_CLASSIC,
-#              `pipelink classic-header`): the changed owner's copy follows its new contract, the
-#              others' copies and the hand-written entry (the original generated unit) do not;
-#              linked by bare nvJitLink (`pipelink plain-link`)
+#   classic/   every component compiled with its own baked copy of the constants (classic/classic.cuh
+#              included first, `pipelink_classic classic-header`): the changed owner's copy follows
+#              its new contract, the others' copies and the hand-written entry (the original
+#              generated unit) do not; linked by bare nvJitLink (`pipelink_classic plain-link`)
 # Everything is built with -DPL_CHECKED, so a pipe wait that can never complete traps with a
 # message instead of hanging the GPU. Usage: bash bench/modified_facts/build.sh [build-dir]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 B=${1:-build}
 PL=$B/pipelink
+CL=$B/pipelink_classic   # bench/modified_facts/classic: the experiment's classic linking
 NVCC=${NVCC:-nvcc}
 command -v "$NVCC" >/dev/null || NVCC=/usr/local/cuda/bin/nvcc
 source bench/modified_facts/cases.sh
@@ -87,16 +88,15 @@ for entry in "${CASES[@]}"; do
     if [ "$name" = "$changed" ]; then
       # The changed owner's copy follows its new contract, even where a link would refuse it:
       # classic builds check nothing (the header lists what PipeLink would have refused).
-      "$PL" classic-header $(contracts_of "$changed" "$new_contract") --component "$name" -o "$hdr"
+      "$CL" classic-header $(contracts_of "$changed" "$new_contract") --component "$name" -o "$hdr"
       extra=$flags
     else
-      "$PL" classic-header $(contracts_of none none) --component "$name" -o "$hdr"
+      "$CL" classic-header $(contracts_of none none) --component "$name" -o "$hdr"
     fi
-    if [ "$how" = nvrtc ]; then compile nvrtc "$src" "$D/classic/$obj" -D PL_CHECKED -D PL_CLASSIC -D "PL_CLASSIC_HEADER=\"$(realpath "$hdr")\"" $(nvrtc_flags $extra)
-    else compile nvcc "$src" "$D/classic/$obj" -DPL_CHECKED -DPL_CLASSIC "-DPL_CLASSIC_HEADER=\"$(realpath "$hdr")\"" $extra; fi
+    bash bench/modified_facts/classic/compile.sh "$how" "$src" "$D/classic/$obj" "$hdr" "$CL" "$NVCC" -DPL_CHECKED $extra
   done
   set +e
-  "$PL" plain-link "$ORIG/entry.ltoir" "$D"/classic/*.o "$D"/classic/*.ltoir -o "$D/classic/gate_up.cubin" 2>"$D/classic/link_diagnostics.txt"
+  "$CL" plain-link "$ORIG/entry.ltoir" "$D"/classic/*.o "$D"/classic/*.ltoir -o "$D/classic/gate_up.cubin" 2>"$D/classic/link_diagnostics.txt"
   echo $? >"$D/classic/link_status"
   set -e
   cp "$ORIG/gate_up.map" "$D/classic/gate_up.map"   # the classic host keeps its own copy too: the original

@@ -27,8 +27,9 @@ struct LinkOptions {
   std::vector<std::string> include_dirs;  // for the generated unit and the control (-I)
   std::vector<std::string> defines;       // -D, passed to the generated unit and the control
   std::map<std::string, std::string> connect;  // --connect PORT=PIPE: ports named PORT join pipe PIPE
-  std::map<std::string, int64_t> fact_overrides;  // --set FACT=VALUE (classic-header: a component's belief)
-  std::string classic_component;                  // classic-header: the component whose header to write
+  // FACT=VALUE: replaces a provided fact's value (the modified-facts experiment's classic-header,
+  // bench/modified_facts/classic, bakes a component's belief with it; the CLI never sets it).
+  std::map<std::string, int64_t> fact_overrides;
   bool check_only = false;          // stop after checks and allocation
   bool control = false;             // build the monolithic control instead of linking objects
   bool emit_ptx = false;            // keep the linked PTX in the result (always kept with save_temps)
@@ -61,12 +62,7 @@ bool write_outputs(const LinkOptions& options, const LinkResult& result, Diagnos
 // options.output. Uses options.arch, include_dirs and defines.
 bool compile_component(const std::string& source_path, const LinkOptions& options, Diagnostics& diags);
 
-// The modified-facts experiment's "classic linking": a header that bakes one component's own
-// copy of the facts and of its slot tables (as hand-written code would hard-code them), for a
-// component built with -DPL_CLASSIC -DPL_CLASSIC_HEADER='"file"'. Runs the passes up to generate
-// with options.fact_overrides as the component's belief. Not part of a normal link.
-std::string classic_header(const LinkOptions& options, Diagnostics& diags);
-// Writes such a header to `path`, refusing a path that is one of options.inputs.
+// Writes a header (`pipelink header`) to `path`, refusing a path that is one of options.inputs.
 bool write_header(const std::string& path, const std::string& text, const LinkOptions& options, Diagnostics& diags);
 
 // The contract header (`pipelink header`): namespace pl_contract::<entry> with named, typed
@@ -77,10 +73,6 @@ bool write_header(const std::string& path, const std::string& text, const LinkOp
 // order; a value that differs between them gets no constant. Deterministic. Reports errors as a
 // link does (contract syntax) or with rule "header", and then returns "".
 std::string contract_header(const std::vector<std::string>& contracts, Diagnostics& diags);
-
-// Links objects with plain nvJitLink -lto and nothing else: no contracts, no checks (the
-// experiment's classic linking). Writes options.output.
-bool plain_link(const std::vector<std::string>& objects, const LinkOptions& options, Diagnostics& diags);
 
 // Where the linker looks for pipelink/device.cuh when compiling the generated unit.
 std::string default_include_dir();

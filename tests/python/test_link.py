@@ -101,8 +101,8 @@ class LinkFromPython(unittest.TestCase):
             os.chdir(cwd)
 
     def test_connect_reaches_the_linker(self):
-        # tests/golden/connect-renames-port: the producer's port 'out' joins pipe 'acc' only with connect.
-        case = SRC / "tests" / "golden" / "connect-renames-port"
+        # tests/filecheck/connect-renames-port: the producer's port 'out' joins pipe 'acc' only with connect.
+        case = SRC / "tests" / "filecheck" / "connect-renames-port"
         contracts = [case / "producer.toml", case / "consumer.toml"]
         with self.assertRaises(pipelink.LinkError) as cm:
             pipelink.check(contracts)

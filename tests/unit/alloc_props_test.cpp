@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "context.h"
@@ -23,11 +24,12 @@ struct Link {
 
 // A golden case's `args` (check/link only), read the way the CLI reads it.
 bool golden_link(const std::filesystem::path& dir, Link& out) {
+  const std::string kind = dir.parent_path().filename().string();  // golden or filecheck
   std::ifstream f(dir / "args");
   std::vector<std::string> tok;
   for (std::string t; f >> t;) tok.push_back(t);
   if (tok.empty() || (tok[0] != "check" && tok[0] != "link")) return false;
-  out.name = "golden/" + dir.filename().string();
+  out.name = kind + "/" + dir.filename().string();
   out.dir = dir.string();
   for (size_t i = 1; i < tok.size(); ++i) {
     const std::string& t = tok[i];
@@ -82,8 +84,9 @@ std::vector<Link> example_links() {
 std::vector<Link> all_links() {
   std::vector<Link> v = example_links();
   std::vector<std::filesystem::path> dirs;
-  for (const auto& e : std::filesystem::directory_iterator(kSrc + "/tests/golden"))
-    if (e.is_directory()) dirs.push_back(e.path());
+  for (const char* sub : {"/tests/golden", "/tests/filecheck"})
+    for (const auto& e : std::filesystem::directory_iterator(kSrc + sub))
+      if (e.is_directory()) dirs.push_back(e.path());
   std::sort(dirs.begin(), dirs.end());
   for (const auto& d : dirs) {
     Link l;
@@ -132,7 +135,7 @@ bool disjoint_phases(const std::vector<std::string>& a, const std::vector<std::s
 TEST(AllocationProperties, ConcurrentlyLiveSmemNeverOverlaps) {
   int checked = 0, examples = 0;
   for (const Link& l : all_links()) {
-    const bool example = l.name.rfind("golden/", 0) != 0;
+    const bool example = l.name.find('/') == std::string::npos;
     const bool ran = allocate_and(l, [&](const pipelink::LinkContext& ctx, const pipelink::Diagnostics& d) {
       if (example) {
         std::ostringstream s;
@@ -196,4 +199,83 @@ TEST(AllocationProperties, WarpPackingIsOrderIndependent) {
     ++compared;
   }
   EXPECT_GE(compared, 40);
+}
+
+// Every pipe's full and empty mbarriers count exactly the arrivals the contracts declare, worked
+// out here from the contracts alone (ports joined by name after --connect): full = the producers'
+// arrivals (1 per instance for "one", its warps for "warp", its threads for "thread"), empty = the
+// consumers'. A generated transfer adds its one lane: on the empty barrier of the pipe it reads
+// and the full barrier of the pipe it fills (<name>.xfer), whose consumers are the original
+// consumers. Each pipe's mbarrier slots hold those counts, one mbarrier per stage.
+TEST(AllocationProperties, BarrierCountsEqualDeclaredArrivals) {
+  int pipes = 0, links = 0;
+  for (const Link& l : all_links()) {
+    const bool ran = allocate_and(l, [&](const pipelink::LinkContext& ctx, const pipelink::Diagnostics&) {
+      std::map<std::string, int64_t> full, empty;  // by pipe name, from the contracts
+      for (const pipelink::Instance& in : ctx.instances) {
+        const pipelink::Contract& c = *in.contract;
+        for (const pipelink::PortDecl& p : c.ports) {
+          auto r = l.opt.connect.find(p.name);
+          const std::string pipe = r == l.opt.connect.end() ? p.name : r->second;
+          const int64_t w = c.warps.value;
+          const int64_t n = p.arrive == pipelink::Arrive::One ? 1 : p.arrive == pipelink::Arrive::Warp ? w : w * 32;
+          (p.dir == pipelink::PortDir::Out ? full : empty)[pipe] += n;
+        }
+      }
+      for (const pipelink::Pipe& p : ctx.pipes) {
+        // A pipe with no producer or no consumer is refused (port-unconnected) and gets no barriers.
+        if (p.producers.empty() && p.transfer_from < 0) continue;
+        if (p.consumers.empty() && p.transfer_to < 0) continue;
+        int64_t want_full = 0, want_empty = 0;
+        if (p.transfer_from >= 0) {  // <name>.xfer: filled by the transfer lane, read by the original consumers
+          const std::string orig = ctx.pipes[p.transfer_from].name;
+          want_full = 1;
+          want_empty = empty[orig];
+        } else if (p.transfer_to >= 0) {  // read by the transfer lane only
+          want_full = full[p.name];
+          want_empty = 1;
+        } else {
+          want_full = full[p.name];
+          want_empty = empty[p.name];
+        }
+        EXPECT_EQ(p.full_count, want_full) << l.name << ": pipe '" << p.name << "' full barrier";
+        EXPECT_EQ(p.empty_count, want_empty) << l.name << ": pipe '" << p.name << "' empty barrier";
+        int slots = 0;
+        for (const pipelink::MbarSlot& m : ctx.mbarriers) {
+          if (m.owner != "pipe " + p.name) continue;
+          ++slots;
+          EXPECT_EQ(m.count, p.stages) << l.name << ": pipe '" << p.name << "' " << m.name << ": one mbarrier per stage";
+          EXPECT_EQ(m.arrivals, m.name == "full" ? want_full : want_empty)
+              << l.name << ": pipe '" << p.name << "' " << m.name << " mbarrier initialised with the wrong count";
+        }
+        EXPECT_EQ(slots, 2) << l.name << ": pipe '" << p.name << "' has a full and an empty mbarrier group";
+        ++pipes;
+      }
+    });
+    links += ran;
+  }
+  EXPECT_GE(links, 40);
+  EXPECT_GE(pipes, 40);
+}
+
+// Named barriers: ids are distinct, 1..15 (0 is __syncthreads), and each waits for no more threads
+// than the instance that owns it runs on (its id is private to that instance).
+TEST(AllocationProperties, NamedBarriersAreDistinctAndCompletable) {
+  int checked = 0;
+  for (const Link& l : all_links()) {
+    allocate_and(l, [&](const pipelink::LinkContext& ctx, const pipelink::Diagnostics& d) {
+      if (d.has_errors()) return;  // a refused link (e.g. too many barriers) proves nothing here
+      std::set<unsigned> ids;
+      for (const pipelink::BarrierSlot& b : ctx.barriers) {
+        EXPECT_TRUE(ids.insert(b.id).second) << l.name << ": barrier id " << b.id << " given twice";
+        EXPECT_GE(b.id, 1u) << l.name;
+        EXPECT_LE(b.id, 15u) << l.name;
+        for (const pipelink::Instance& in : ctx.instances)
+          if (in.name == b.owner)
+            EXPECT_LE(b.threads, int64_t(in.warps) * 32) << l.name << ": barrier '" << b.name << "' of " << b.owner;
+        ++checked;
+      }
+    });
+  }
+  EXPECT_GE(checked, 5);
 }

@@ -1,0 +1,2 @@
+#include "pipelink/device.cuh"
+PL_COMPONENT(b_main) { ctx.smem[1] = 2; }
