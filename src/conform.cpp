@@ -679,7 +679,7 @@ void check_objects_alone(LinkContext& ctx, const std::vector<Input>& inputs) {
             << "  extern __shared__ __align__(1024) unsigned char pl_smem[];\n"
             << "  pl::Ctx ctx;\n  ctx.args = &args;\n  ctx.smem = pl_smem;\n  ctx.slots = &pl_alone_slots;\n  "
             << entries[i]->entry << "(ctx);\n}\n";
-        kernels_ir = compile_to_ltoir(pc, k.str(), "pipelink_alone.cu");
+        kernels_ir = compile_to_ltoir(pc, k.str(), "pipelink_alone.cu", true);
       }
       if (kernels_ir.empty()) return;
       std::vector<Input> pin{{"alone", "", kernels_ir, InputKind::LtoIr, {}}, in};

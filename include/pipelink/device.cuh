@@ -197,14 +197,10 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const TensorMap* map, uns
 // cluster before any component runs, and syncs it again before the block exits (a peer may still
 // copy into this block's shared memory or arrive on its mbarriers). pl::cluster_blocks() is the
 // link's cluster size (1 without a cluster), folded to an immediate by nvJitLink -lto.
-#ifndef PL_CLASSIC
 }  // namespace pl
 extern "C" __device__ const unsigned pl_cluster_blocks;  // defined by the generated unit
 namespace pl {
 __device__ __forceinline__ unsigned cluster_blocks() { return pl_cluster_blocks; }
-#else
-__device__ __forceinline__ unsigned cluster_blocks() { return 1u; }  // classic links have no cluster
-#endif
 // This block's rank in its cluster (0 without a cluster).
 __device__ __forceinline__ unsigned cluster_rank() {
   unsigned r;

@@ -76,6 +76,13 @@ std::string classic_header(const LinkOptions& options, const std::string& compon
   // The generated unit up to the entry, turned into internal-linkage constants.
   std::string g = c.unit.prelude;
   replace_all(g, "#include \"pipelink/device.cuh\"\n", "");
+  {  // The cluster size stays the link's (device.cuh declares it extern; no case changes it).
+    std::string kept;
+    std::istringstream in(g);
+    for (std::string line; std::getline(in, line);)
+      if (line.find("pl_cluster_blocks") == std::string::npos) kept += line + "\n";
+    g = kept;
+  }
   replace_all(g, "extern \"C\" __device__ const ", "static constexpr ");
   replace_all(g, "__device__ const pl::Slots ", "static __device__ const pl::Slots ");
   replace_all(g, "extern \"C\" __device__ bool pl_tile_at(", "static __device__ bool pl_tile_at_classic(");
