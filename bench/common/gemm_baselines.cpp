@@ -229,27 +229,34 @@ std::unique_ptr<LtGemm::Plan> LtGemm::plan(unsigned M, unsigned N, unsigned K, c
     }
   }
   n.plan_s = seconds_since(t0);
-  // Enumerated candidates in round-robin order over algorithm ids (the screening's time cap then
-  // still reaches every id).
+  // Screening order of the enumerated candidates: first those of the algorithm ids the heuristic
+  // picked (at M >= 1024 on an H200 the other ids' kernels are legacy ones, tens of times slower,
+  // and screening them first spent the time cap on a handful), then the rest; within each part,
+  // round robin over (id, tile) groups, so a capped screening still covers every tile.
+  std::unordered_set<int32_t> picked;
+  for (int i = 0; i < n.heuristic_offered; ++i) picked.insert(config_of(p->algos[size_t(i)].algo).id);
   std::vector<Algo> enumerated(p->algos.begin() + n.heuristic_offered, p->algos.end());
   p->algos.resize(size_t(n.heuristic_offered));
-  std::vector<std::vector<Algo>> by_id;
-  std::vector<int32_t> id_of;
-  for (const Algo& a : enumerated) {
-    const int32_t id = config_of(a.algo).id;
-    size_t g = 0;
-    while (g < id_of.size() && id_of[g] != id) ++g;
-    if (g == id_of.size()) id_of.push_back(id), by_id.emplace_back();
-    by_id[g].push_back(a);
-  }
-  for (size_t k = 0, added = 1; added; ++k) {
-    added = 0;
-    for (auto& g : by_id)
-      if (k < g.size()) {
-        p->algos.push_back(g[k]);
-        p->algos.back().rank = int(p->algos.size()) - 1;
-        ++added;
-      }
+  for (bool preferred : {true, false}) {
+    std::vector<std::vector<Algo>> groups;
+    std::vector<std::pair<int32_t, uint32_t>> group_of;
+    for (const Algo& a : enumerated) {
+      const Config c = config_of(a.algo);
+      if (bool(picked.count(c.id)) != preferred) continue;
+      size_t g = 0;
+      while (g < group_of.size() && group_of[g] != std::make_pair(c.id, c.tile)) ++g;
+      if (g == group_of.size()) group_of.emplace_back(c.id, c.tile), groups.emplace_back();
+      groups[g].push_back(a);
+    }
+    for (size_t k = 0, added = 1; added; ++k) {
+      added = 0;
+      for (auto& g : groups)
+        if (k < g.size()) {
+          p->algos.push_back(g[k]);
+          p->algos.back().rank = int(p->algos.size()) - 1;
+          ++added;
+        }
+    }
   }
   if (p->algos.empty()) die("cuBLASLt: no algorithm for M = " + std::to_string(M) + ", N = " + std::to_string(N) + ", K = " + std::to_string(K));
   return p;
@@ -298,7 +305,9 @@ void LtGemm::autotune(Plan& p, CUdeviceptr A, CUdeviceptr B, CUdeviceptr D, CUst
   };
   // Screening.
   for (size_t i = 0; i < p.algos.size(); ++i) {
-    if (p.algos[i].enumerated && seconds_since(t0) > screen_s) {
+    // The cap applies once `finalists` enumerated candidates are screened (so the finals always have
+    // at least that many to choose from where enumeration found them).
+    if (p.algos[i].enumerated && n.screened >= n.heuristic_offered + finalists && seconds_since(t0) > screen_s) {
       n.screen_capped = true;
       break;
     }

@@ -87,8 +87,9 @@ class LtGemm {
   void run(const Plan& p, int index, CUdeviceptr A, CUdeviceptr B, CUdeviceptr D, CUstream s) const;
   // false (and nothing enqueued after the failure) if the algorithm refuses the problem.
   bool try_run(const Plan& p, int index, CUdeviceptr A, CUdeviceptr B, CUdeviceptr D, CUstream s) const;
-  // Screening: each candidate once untimed, once timed, in list order, until `screen_s` seconds
-  // have passed (the heuristic's always screened). Finals: the `finalists` fastest screened and the
+  // Screening: each candidate once untimed, once timed, in list order (the heuristic's, then the
+  // enumerated ones of the ids it picked, then the rest), until `screen_s` seconds have passed
+  // (the heuristic's and `finalists` enumerated ones are always screened). Finals: the `finalists` fastest screened and the
   // heuristic's first, each `warmup` runs then `reps` timed runs (median); sets p.best.
   void autotune(Plan& p, CUdeviceptr A, CUdeviceptr B, CUdeviceptr D, CUstream s, unsigned warmup, unsigned reps,
                 int finalists = 16, double screen_s = 2.0) const;
