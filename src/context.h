@@ -20,15 +20,17 @@
 
 namespace pipelink {
 
-// Limits of the target the checks compare against.
+// Limits of the target the checks compare against: the driver fills them from the target table
+// (pipelink/targets.h, src/targets.cpp) for -arch; the defaults are sm_90a's.
 struct Target {
   std::string arch = "sm_90a";
   int64_t max_smem = 232448;        // dynamic shared memory per block after opt-in
   int64_t named_barriers = 16;      // ids 0..15, id 0 is __syncthreads
   int64_t max_threads = 1024;
   int64_t regs_per_sm = 65536;
-  int64_t min_regs = 24, max_regs = 256, regs_step = 8;
-  bool setmaxnreg = true;           // sm_90a only
+  int64_t min_regs = 24, max_regs = 256, regs_step = 8;  // setmaxnreg's operand range
+  bool setmaxnreg = true;           // sm_90a, sm_100a, sm_103a, sm_120a; not sm_90
+  bool wgmma = true;                // sm_90a only
 };
 
 // ---- resolve_facts ----

@@ -3,7 +3,7 @@
 // linked and control), the MoE gate/up and down kernels, and the generated transfer.
 //
 //   bench_lvc --kernels DIR --util lvc_util.cubin --routing routing.cubin [--rounds 50]
-//             [--families gemm,qwen,moe,transfer] [--qwen-M 16,64,...] [--json PATH]
+//             [--families gemm,qwen,moe,transfer] [--qwen-M 16,64,...] [--qwen-kernels fused,...] [--json PATH]
 //
 // DIR holds <family>/<kernel>.cubin/.map and <kernel>_control.cubin/.map as the build makes them:
 //   gemm/gemm, qwen_mlp/{fused,gemm}{,_medium,_narrow,_small}, moe/{gate_up,down}, transfer/transfer.
@@ -308,10 +308,12 @@ void run_gemm(Ctx& c, const std::string& dir) {
 // ---- Qwen3-32B gate/up: X[M,5120] . W[51200,5120]^T (+ SwiGLU) -----------------------------------
 constexpr unsigned kQHidden = 5120, kQInter = 25600, kQGateUp = 51200;
 
-void run_qwen(Ctx& c, const std::string& dir, const std::vector<unsigned>& Ms) {
+void run_qwen(Ctx& c, const std::string& dir, const std::vector<unsigned>& Ms, const std::string& only) {
   std::vector<std::unique_ptr<Trio>> trios;
   for (const char* k : {"fused", "fused_medium", "fused_narrow", "fused_small", "gemm", "gemm_medium", "gemm_narrow", "gemm_small"})
-    trios.push_back(load_trio(dir, "qwen_mlp", k));
+    if (only.empty() || ("," + only + ",").find(std::string(",") + k + ",") != std::string::npos)
+      trios.push_back(load_trio(dir, "qwen_mlp", k));
+  if (trios.empty()) return;
   const unsigned maxM = *std::max_element(Ms.begin(), Ms.end());
   Buf W(size_t(kQGateUp) * kQHidden * 2), X(size_t(maxM) * kQHidden * 2);
   Buf OL(size_t(maxM) * kQGateUp * 2), OC(size_t(maxM) * kQGateUp * 2);
@@ -596,6 +598,7 @@ void write_json(const std::string& path, const Ctx& c, const std::string& device
 constexpr char kUsage[] =
     "usage: bench_lvc --kernels DIR --util lvc_util.cubin [--routing routing.cubin] [--rounds 50]\n"
     "                 [--families gemm,qwen,moe,transfer] [--qwen-M 16,64,256,1024,2048,4096,8192]\n"
+    "                 [--qwen-kernels fused,gemm,gemm_small,...]\n"
     "                 [--moe-T 512,4096,16384] [--json PATH]\n";
 
 }  // namespace
@@ -603,6 +606,7 @@ constexpr char kUsage[] =
 int main(int argc, char** argv) {
   std::string dir, util, routing, json;
   std::string families = "gemm,qwen,moe,transfer";
+  std::string qwen_kernels;  // --qwen-kernels fused,gemm_small: a subset (default all 8)
   std::vector<unsigned> qM = {16, 64, 256, 1024, 2048, 4096, 8192}, mT = {512, 4096, 16384};
   Ctx c;
   for (int i = 1; i < argc; ++i) {
@@ -620,6 +624,7 @@ int main(int argc, char** argv) {
     else if (a == "--rounds") c.rounds = std::max(1u, unsigned(std::stoul(next())));
     else if (a == "--families") families = next();
     else if (a == "--qwen-M") qM = parse_list(next());
+    else if (a == "--qwen-kernels") qwen_kernels = next();
     else if (a == "--moe-T") mT = parse_list(next());
     else if (a == "--json") json = next();
     else { std::fprintf(stderr, "unknown argument %s\n%s", a.c_str(), kUsage); return 2; }
@@ -640,7 +645,7 @@ int main(int argc, char** argv) {
   std::printf("device: %s (%d SMs), %s; seed %llu; %u rounds after %u warm-up runs each\n", name, sms, date, c.seed, c.rounds, kWarmup);
 
   if (want("gemm")) run_gemm(c, dir);
-  if (want("qwen")) run_qwen(c, dir, qM);
+  if (want("qwen")) run_qwen(c, dir, qM, qwen_kernels);
   if (want("moe")) run_moe(c, dir, routing, mT);
   if (want("transfer")) run_transfer(c, dir);
 

@@ -55,7 +55,8 @@ PL_C_EXPORT void pl_options_free(pl_options* o);
  *   output       -o: the cubin to write ("" writes none; the result holds it anyway)
  *   map          --map: the map to write
  *   map_svg      --map-svg: the map as a picture (SVG) to write
- *   arch         -arch (default sm_90a)
+ *   arch         -arch (default sm_90a; sm_100a, sm_103a, sm_120a, sm_90: see pipelink/targets.h)
+ *   cache_dir    --cache-dir (NVRTC output reused across links; default none)
  *   kernel_name  --kernel-name (default pipelink_kernel)
  *   control, save_temps, emit_ptx, verbose     "0" or "1"
  * An unknown key or a malformed value is an error (nothing is set). */
