@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <ctime>
 #include <fstream>
+#include <random>
 
 namespace plbench {
 
@@ -136,6 +137,16 @@ TolCheck Util::check(CUdeviceptr out, bool out_bf16, CUdeviceptr ref, unsigned l
 }
 
 // ---- the timer -----------------------------------------------------------------------------------
+std::vector<size_t> round_order(size_t n, unsigned long long seed, unsigned round) {
+  // One generator per round (seed mixed with the round), so a round's order does not depend on
+  // how many rounds came before it.
+  std::mt19937_64 rng(seed ^ (0x9E3779B97F4A7C15ull * (round + 1ull)));
+  std::vector<size_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = i;
+  for (size_t i = n; i > 1; --i) std::swap(v[i - 1], v[size_t(rng() % i)]);
+  return v;
+}
+
 void time_round_robin(std::vector<Contender>& cs, const TimerOptions& o, Util& util) {
   time_round_robin(cs, o, util.stream(), [&util](unsigned long long ns) { util.spin(ns); });
 }
@@ -171,8 +182,8 @@ void time_round_robin(std::vector<Contender>& cs, const TimerOptions& o, CUstrea
   const unsigned long long spin_ns = o.spin_ns ? o.spin_ns : 300000ull + 15000ull * runs;
   for (unsigned round = 0; round < o.rounds; ++round) {
     spin(spin_ns);
-    for (size_t j = 0; j < cs.size(); ++j) {
-      const size_t i = (round + j) % cs.size();
+    const std::vector<size_t> order = round_order(cs.size(), o.order_seed, round);
+    for (size_t i : order) {
       CU(cuEventRecord(ev[2 * i], s));
       for (unsigned k = 0; k < cs[i].reps; ++k) cs[i].enqueue(s);
       CU(cuEventRecord(ev[2 * i + 1], s));

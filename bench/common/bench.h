@@ -140,8 +140,9 @@ struct Contender {
 };
 
 // Rounds in which every contender runs once (or `reps` times back to back, for short kernels),
-// between its own pair of events; the order rotates by one each round, so no contender always
-// follows the same neighbour. A round is enqueued behind a GPU spin long enough to cover the host's
+// between its own pair of events; the order is shuffled each round (Fisher-Yates driven by a
+// mt19937_64 seeded with order_seed, so a run's orders can be replayed from the recorded seed), so
+// no contender always follows the same neighbour. A round is enqueued behind a GPU spin long enough to cover the host's
 // enqueueing, so host launch latency never lands between a run's events. Warm-up runs first.
 struct TimerOptions {
   unsigned warmup = 3;
@@ -150,7 +151,10 @@ struct TimerOptions {
   unsigned max_reps = 64;
   bool common_reps = false;     // one reps for all, from the median of every warm-up estimate
   unsigned long long spin_ns = 0;  // 0: 300 us + 15 us per enqueued run
+  unsigned long long order_seed = 0;  // seeds the per-round shuffle of the order; record it
 };
+// The order of round `round` (0-based) for n contenders under `seed`: a permutation of 0..n-1.
+std::vector<size_t> round_order(size_t n, unsigned long long seed, unsigned round);
 void time_round_robin(std::vector<Contender>& cs, const TimerOptions& o, Util& util);
 // The same with any spin kernel (spin(ns) enqueues it on s).
 void time_round_robin(std::vector<Contender>& cs, const TimerOptions& o, CUstream s,

@@ -8,8 +8,9 @@ side; both define the same statistics).
     c = tol_check(out, ref, atol=1e-3, rtol=2**-7)             # per element, worst element named
 
 Timer: rounds in which every contender runs once (or `reps` times back to back for short ones),
-each between its own pair of CUDA events on the current stream, in an order that rotates by one each
-round; a round is enqueued behind a GPU sleep (torch.cuda._sleep) long enough to cover the host's
+each between its own pair of CUDA events on the current stream, in an order shuffled each round
+(random.Random(seed) per round, seed mixed with the round number; `seed` is an argument, recorded as
+RoundRobin.seed, default: from the clock); a round is enqueued behind a GPU sleep (torch.cuda._sleep) long enough to cover the host's
 enqueueing, so no launch latency lands between a run's events. Warm-up runs first.
 
 Statistics: median = the middle sample (the mean of the two middle ones for an even count); q1, q3
@@ -20,8 +21,10 @@ from __future__ import annotations
 
 import json
 import math
+import random
 import shutil
 import subprocess
+import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 
@@ -59,12 +62,20 @@ def fmt_ratio(r: Mapping[str, Any]) -> str:
     return f"{r['median']:.3f} [{r['q1']:.3f}, {r['q3']:.3f}] {r['verdict']}"
 
 
+def round_order(names: Sequence[str], seed: int, r: int) -> List[str]:
+    """The order of round r (0-based) under seed: a shuffle of names, independent of other rounds."""
+    order = list(names)
+    random.Random(f"{seed}:{r}").shuffle(order)
+    return order
+
+
 class RoundRobin:
     """The spin + round-robin timer on torch's current stream (see the module docstring)."""
 
     def __init__(self, rounds: int = 20, warmup: int = 3, target_ms: float = 0.0, max_reps: int = 64,
-                 spin_ms: Optional[float] = None) -> None:
+                 spin_ms: Optional[float] = None, seed: Optional[int] = None) -> None:
         self.rounds, self.warmup, self.target_ms, self.max_reps = rounds, warmup, target_ms, max_reps
+        self.seed = int(seed) if seed is not None else time.time_ns() % (1 << 62)  # the order shuffle's; record it
         self.spin_ms = spin_ms  # None: 1 ms + 0.1 ms per enqueued run
         self.reps: Dict[str, int] = {}
 
@@ -90,7 +101,7 @@ class RoundRobin:
         out: Dict[str, List[float]] = {n: [] for n in names}
         for r in range(self.rounds):
             torch.cuda._sleep(cycles)
-            order = [names[(r + j) % len(names)] for j in range(len(names))]
+            order = round_order(names, self.seed, r)
             for n in order:
                 a, b = ev[n]
                 a.record()

@@ -173,6 +173,7 @@ struct MResult {
   Clocks clocks_before, clocks_after;
   std::vector<std::string> lt_algos;  // describe() of each tuned algorithm, with its time
   int lt_best_rank = 0, lt_algos_timed = 0, lt_heuristic = 0;
+  LtGemm::Counts lt_counts;
   std::string lt_best_desc;
   double lt_top1_tuned_ms = NAN, lt_best_tuned_ms = NAN;
   std::vector<Entry> entries;
@@ -231,8 +232,14 @@ void print_result(const MResult& r) {
   std::printf("\n== M = %u   (x seed %llu; reference vs CPU: GU max rel %.2e, H max rel %.2e: %s)\n", r.M, r.x_seed,
               r.ref.max_rel_gu, r.ref.max_rel_h, r.ref.ok ? "OK" : "FAIL");
   std::printf("  clocks before: %s\n  clocks after:  %s\n", r.clocks_before.line().c_str(), r.clocks_after.line().c_str());
-  std::printf("  cuBLASLt: %d candidates timed (%d from the heuristic), fastest: %s (%.4f ms; the heuristic's first: %.4f ms)\n",
-              r.lt_algos_timed, r.lt_heuristic, r.lt_best_desc.c_str(), r.lt_best_tuned_ms, r.lt_top1_tuned_ms);
+  const LtGemm::Counts& c = r.lt_counts;
+  std::printf("  cuBLASLt: heuristic offered %d of %d; %d algorithm ids (%d initialised), %ld configurations checked, %ld accepted "
+              "(%ld over the workspace, %ld duplicates skipped)%s in %.2f s; %d screened (%d failed)%s, %d finalists timed, in %.2f s\n",
+              c.heuristic_offered, c.heuristic_requested, c.algo_ids, c.algo_ids_init, c.configs_checked, c.configs_accepted,
+              c.over_workspace, c.duplicates, c.check_capped ? " [check budget reached]" : "", c.plan_s, c.screened, c.screen_failed,
+              c.screen_capped ? " [screening time cap reached]" : "", c.finalists, c.autotune_s);
+  std::printf("  cuBLASLt fastest: %s (%.4f ms; the heuristic's first: %.4f ms)\n", r.lt_best_desc.c_str(), r.lt_best_tuned_ms,
+              r.lt_top1_tuned_ms);
   std::printf("  %-22s %5s %10s %7s %10s %10s %8s %7s  %s\n", "kernel", "grid", "median ms", "spread", "min ms", "max ms", "TFLOP/s",
               "W TB/s", "check");
   for (const Entry& e : r.entries) {
@@ -265,7 +272,8 @@ void write_json(const std::string& path, const RunInfo& info, const std::vector<
   j.key("date").str(info.date);
   j.key("seed").integer(static_cast<long long>(info.seed));
   j.key("data").str("X ~ N(0,1), W ~ N(0, 0.02^2), bf16, the same for every contender");
-  j.key("timer").str("bench/common: spin + round robin, order rotated each round; median, spread = (q3-q1)/(2 median)");
+  j.key("timer").str("bench/common: spin + round robin, order shuffled each round (seeded: order_seed); median, spread = (q3-q1)/(2 median)");
+  j.key("order_seed").integer(static_cast<long long>(topt.order_seed));
   j.key("rounds").integer(topt.rounds);
   j.key("warmup").integer(topt.warmup);
   j.key("K").integer(kHidden);
@@ -312,6 +320,24 @@ void write_json(const std::string& path, const RunInfo& info, const std::vector<
     j.key("cublaslt_autotune").obj();
     j.key("algos_timed").integer(r.lt_algos_timed);
     j.key("from_heuristic").integer(r.lt_heuristic);
+    {
+      const LtGemm::Counts& c = r.lt_counts;
+      j.key("heuristic_requested").integer(c.heuristic_requested);
+      j.key("heuristic_offered").integer(c.heuristic_offered);
+      j.key("algo_ids").integer(c.algo_ids);
+      j.key("algo_ids_initialised").integer(c.algo_ids_init);
+      j.key("configs_checked").integer(c.configs_checked);
+      j.key("configs_accepted").integer(c.configs_accepted);
+      j.key("configs_over_workspace").integer(c.over_workspace);
+      j.key("duplicates_skipped").integer(c.duplicates);
+      j.key("check_capped").boolean(c.check_capped);
+      j.key("plan_s").num(c.plan_s);
+      j.key("screened").integer(c.screened);
+      j.key("screen_failed").integer(c.screen_failed);
+      j.key("screen_capped").boolean(c.screen_capped);
+      j.key("finalists").integer(c.finalists);
+      j.key("autotune_s").num(c.autotune_s);
+    }
     j.key("best_rank").integer(r.lt_best_rank);
     j.key("best").str(r.lt_best_desc);
     j.key("best_ms").num(r.lt_best_tuned_ms);
@@ -366,13 +392,14 @@ void write_md(const std::string& path, const RunInfo& info, const std::vector<MR
   if (!f) die("cannot write " + path);
   f << "# Qwen3-32B MLP gate/up + SwiGLU (C++ bench, X[M,5120] · W[51200,5120]^T, SwiGLU to H[M,25600])\n\n"
     << info.device << " (" << info.sms << " SMs), " << info.date << ", seed " << info.seed << ". Data: X ~ N(0,1), W ~ N(0, 0.02²), "
-    << "bf16, the same for every contender. Timer: bench/common, spin + round robin (order rotated each round), "
+    << "bf16, the same for every contender. Timer: bench/common, spin + round robin (order shuffled each round, order seed " << topt.order_seed << "), "
     << topt.rounds << " rounds after " << topt.warmup << " warm-up runs; median ± spread, spread = (q3 − q1) / (2·median). "
     << "TFLOP/s count 2·M·5120·51200. Checks per element: |out − ref| ≤ " << kAtol << " + rtol·|ref| (rtol GU 2⁻⁷, H 2⁻⁶). "
     << "All checks " << (all_ok ? "passed" : "**did not pass**") << ".\n\n"
-    << "Baselines: cublaslt-best = fastest of " << info.algos_requested
-    << " cuBLASLt candidates, each timed on these operands (32 MiB workspace): the heuristic's list, widened where it offers fewer "
-       "with checked configurations next to its own (stage counts, CTA swizzle, split-K); cublaslt-top1 = the heuristic's first; cublas-gemmex = "
+    << "Baselines: cublaslt-best = fastest cuBLASLt candidate on these operands (32 MiB workspace): the heuristic's list ("
+    << info.algos_requested << " asked) plus configurations enumerated from every bf16 algorithm id (AlgoGetIds/AlgoInit, their tile, "
+       "stages, split-K, swizzle capabilities, cluster shapes) that cublasLtMatmulAlgoCheck accepts; all screened by one timed run "
+       "within a time cap, the fastest 16 and the heuristic's first timed again (median of 4); counts per M below; cublaslt-top1 = the heuristic's first; cublas-gemmex = "
        "cublasGemmEx (torch.mm's call). best cuBLAS = the faster of cublaslt-best and cublas-gemmex by median; best pair = "
        "the faster of the two GEMM + swiglu pairs. Ratios are per round (paired), median [q1, q3]; a verdict of faster/slower "
        "needs q3 < 1 or q1 > 1, otherwise within noise.\n\n"
@@ -399,9 +426,12 @@ void write_md(const std::string& path, const RunInfo& info, const std::vector<MR
   for (const MResult& r : results) {
     f << "\n## M = " << r.M << "\n\nx seed " << r.x_seed << "; reference vs CPU double: GU max rel " << fmt("%.2e", r.ref.max_rel_gu)
       << ", H max rel " << fmt("%.2e", r.ref.max_rel_h) << " (" << (r.ref.ok ? "OK" : "**FAIL**") << "). Clocks before: "
-      << r.clocks_before.line() << "; after: " << r.clocks_after.line() << ". cuBLASLt: " << r.lt_algos_timed
-      << " candidates timed (" << r.lt_heuristic << " from the heuristic, the rest checked configurations next to them); the fastest: "
-      << r.lt_best_desc << ".\n\n"
+      << r.clocks_before.line() << "; after: " << r.clocks_after.line() << ". cuBLASLt: the heuristic offered "
+      << r.lt_counts.heuristic_offered << " of " << r.lt_counts.heuristic_requested << "; enumeration: " << r.lt_counts.algo_ids_init
+      << " algorithm ids, " << r.lt_counts.configs_checked << " configurations checked, " << r.lt_counts.configs_accepted << " accepted"
+      << (r.lt_counts.check_capped ? " (check budget reached)" : "") << "; " << r.lt_counts.screened << " candidates screened (one timed run each"
+      << (r.lt_counts.screen_capped ? ", time cap reached" : "") << "), " << r.lt_algos_timed
+      << " finalists timed (median of 4) of which " << r.lt_heuristic << " from the heuristic; the fastest: " << r.lt_best_desc << ".\n\n"
       << "| kernel | grid | median ms | spread | min ms | max ms | TFLOP/s | unwritten | over tol | worst err/tol | rel L2 | check |\n"
       << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
     for (const Entry& e : r.entries) {
@@ -493,6 +523,7 @@ int main(int argc, char** argv) {
   info.algos_requested = unsigned(algos);
   info.swiglu_cubin = swiglu_cubin;
   info.seed = static_cast<unsigned long long>(std::chrono::high_resolution_clock::now().time_since_epoch().count());
+  topt.order_seed = info.seed;  // the per-round order shuffle, recorded as order_seed
 
   for (auto& k : kernels) load_kernel(*k);
   Util util(util_cubin, sms, stream);
@@ -538,11 +569,14 @@ int main(int argc, char** argv) {
     all_ok &= r.ref.ok;
 
     // -- cuBLASLt: the heuristic's top algorithms, each timed on these operands --
-    auto plan16 = lt.plan(M, kGateUp, kHidden, CUDA_R_16BF, algos);
-    lt.autotune(*plan16, X.p, W.p, GU.p, stream, 1, 4);
-    for (const auto& al : plan16->algos) {
-      r.lt_heuristic += al.variant_of < 0;
-      r.lt_algos.push_back(al.describe() + ": " + (std::isnan(al.tuned_ms) ? std::string("failed") : fmt("%.4f ms", al.tuned_ms)));
+    auto plan16 = lt.plan(M, kGateUp, kHidden, CUDA_R_16BF, algos, true, 20000, 1.5);
+    lt.autotune(*plan16, X.p, W.p, GU.p, stream, 1, 4, 16, 1.5);
+    r.lt_counts = plan16->counts;
+    for (const auto& al : plan16->algos) {  // recorded: the heuristic's and the finalists
+      if (al.enumerated && std::isnan(al.tuned_ms)) continue;
+      r.lt_heuristic += !al.enumerated && !std::isnan(al.tuned_ms);
+      r.lt_algos.push_back(al.describe() + ": screen " + (std::isnan(al.screen_ms) ? std::string("-") : fmt("%.4f ms", al.screen_ms)) +
+                           ", tuned " + (std::isnan(al.tuned_ms) ? std::string(al.failed ? "failed" : "-") : fmt("%.4f ms", al.tuned_ms)));
       r.lt_algos_timed += !std::isnan(al.tuned_ms);
     }
     r.lt_best_rank = plan16->algos[size_t(plan16->best)].rank;

@@ -135,10 +135,10 @@ def main() -> int:
                python=sys.version.split()[0], seed=seed, rounds=a.rounds, date=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                data="X ~ N(0,1), W ~ N(0, 0.02^2), bf16 (torch.randn), the same for every contender",
                tolerance=dict(atol=ATOL, rtol_gu=RTOL_GU, rtol_h=RTOL_H), torch_compile_s=compile_s,
-               timer="bench/common/bench.py: torch.cuda._sleep + round robin, CUDA events; median, spread = (q3-q1)/(2 median)",
+               timer="bench/common/bench.py: torch.cuda._sleep + round robin (order shuffled each round, seeded with the seed), CUDA events; median, spread = (q3-q1)/(2 median)",
                results=[])
     all_ok = True
-    timer = B.RoundRobin(rounds=a.rounds, warmup=3)
+    timer = B.RoundRobin(rounds=a.rounds, warmup=3, seed=seed)  # the order shuffle seeded with the data seed
     for M in Ms:
         X = torch.randn(M, HID, dtype=torch.bfloat16, device=dev)
         GU32 = X.float() @ W.float().t()
