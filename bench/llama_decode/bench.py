@@ -9,7 +9,10 @@ bandwidth = (bytes read + bytes written) / time of a 1 GiB device-to-device copy
 check of every PipeLink graph against the torch graph (decode.compare_logits) with the PipeLink
 attention output poisoned (NaN) before the replay, and the attention alone (16 layers' launches
 in one graph, same modes, SDPA for torch). Also the step with the attention replaced by a zero tensor ("none": what the rest of the step
-costs). Then a context sweep at B = 1 into an SVG.
+costs). With the rest linked too (decode.LinkedStep; --no-rest leaves them out): a / b /
+selected + rest, selected + rest with cuBLAS gate/up and lm_head, and the linked-rest step without
+attention, timed and checked in the same process as the others. Then a context sweep at B = 1
+into an SVG.
 
     PYTHONPATH=build/python python3 bench/llama_decode/bench.py --kernels build/examples/llama_decode --out DIR
 """

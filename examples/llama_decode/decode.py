@@ -9,10 +9,13 @@ inverse frequencies, not any kernel. Weights are random bf16 from a seeded gener
 downloaded.
 
 What is linked: the attention (kv_loader + attn_core_a | attn_core_split + attn_writer, one
-launch per layer). Everything else (embedding, RMSNorm, QKV / O projections, RoPE, the KV-cache
-append, SwiGLU MLP, lm_head, argmax) is PyTorch (cuBLAS GEMMs); the whole step is captured in
-one CUDA graph by the bench. Both the PipeLink step and the reference step run the same PyTorch
-code outside the attention, so any difference in logits comes from the attention.
+launch per layer). In `Llama1B.step` everything else (embedding, RMSNorm, QKV / O projections,
+RoPE, the KV-cache append, SwiGLU MLP, lm_head) is PyTorch (cuBLAS GEMMs); both the PipeLink step
+and the reference step run that same PyTorch code outside the attention, so any difference in
+their logits comes from the attention. `LinkedStep.step` replaces the rest as well: plain kernels
+(rest/rest_kernels.cu: RMSNorm with the residual add, RoPE + KV-cache append, SiLU * up) and
+qwen_mlp's linked fused_small (gate/up + SwiGLU) and gemm_small (lm_head) kernels; QKV, O and down
+stay cuBLAS. The bench captures each step in one CUDA graph.
 
 Context convention: at context C the cache holds C - 1 earlier tokens, the new token's K and V
 are appended at position C - 1, and attention covers L = C keys.
