@@ -19,6 +19,7 @@ HEADERS=(
   "$E/guide/scale_epilogue.contract.h|$E/guide/contract.toml"
   "$E/qwen_mlp/loader/gu_loader.contract.h|$E/qwen_mlp/loader/contract.toml $E/qwen_mlp/loader/contract_narrow.toml $E/qwen_mlp/loader/contract_small.toml"
   "$E/qwen_mlp/mma/wgmma_gu.contract.h|$E/qwen_mlp/mma/contract.toml $E/qwen_mlp/mma/contract_medium.toml $E/qwen_mlp/mma/contract_narrow.toml $E/qwen_mlp/mma/contract_small.toml $E/moe/gemm/mma_gu.toml $E/moe/gemm/mma_down.toml"
+  "$E/qwen_mlp/cluster/gu_loader_mc.contract.h|$E/qwen_mlp/cluster/loader.toml"
   "$E/qwen_mlp/store/tma_store.contract.h|$E/qwen_mlp/store/contract.toml"
   "$E/qwen_mlp/swiglu/swiglu_epilogue.contract.h|$E/qwen_mlp/swiglu/contract.toml"
   "$E/moe/activation/moe_swiglu.contract.h|$E/moe/activation/contract.toml"

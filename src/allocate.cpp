@@ -314,6 +314,10 @@ void bind_ports(LinkContext& ctx) {
       number(p.consumers, k, b);
     }
     if (p.transfer_to >= 0) empty += 1;
+    // A multicast pipe's stage is written by every block of its group, so every block's producer
+    // must wait until the consumers of every block of the group released it: each consumer
+    // arrives on the empty barrier of every block of the group (remote arrives, pl::PipeReader).
+    empty *= p.multicast;
     p.full_count = full;
     p.empty_count = empty;
     if (tx.empty()) continue;

@@ -24,6 +24,13 @@ struct plrt_kernel {
   std::string info_json;
 };
 
+struct plrt_function {
+  CUdevice dev = 0;
+  CUcontext ctx = nullptr;  // the device's primary context, retained
+  CUmodule mod = nullptr;
+  CUfunction fn = nullptr;
+};
+
 namespace {
 
 int fail(char* err, size_t size, const std::string& msg) {
@@ -237,6 +244,60 @@ int plrt_bf16_tensor_map(void* out128, unsigned long long base, unsigned long lo
         pipelink::bf16_tensor_map_strided(m, CUdeviceptr(base), rows, cols, row_stride_bytes, box_rows, box_cols, swizzle, promotion);
     if (!s) return fail(err, err_size, s.message);
     std::memcpy(out128, &m, sizeof m);
+    return 0;
+  });
+}
+
+int plrt_function_load(const char* cubin_path, const char* name, int device, plrt_function** out, char* err, size_t err_size) {
+  if (!out) return fail(err, err_size, "plrt_function_load: NULL out");
+  *out = nullptr;
+  if (!cubin_path || !name) return fail(err, err_size, "plrt_function_load: NULL path or name");
+  return guarded(err, err_size, "plrt_function_load", [&] {
+    if (CUresult r = cuInit(0); r != CUDA_SUCCESS) return fail(err, err_size, pipelink::cu_error(r, "cuInit"));
+    int count = 0;
+    if (CUresult r = cuDeviceGetCount(&count); r != CUDA_SUCCESS) return fail(err, err_size, pipelink::cu_error(r, "cuDeviceGetCount"));
+    if (device < 0 || device >= count)
+      return fail(err, err_size, "CUDA device " + std::to_string(device) + " does not exist (" + std::to_string(count) + " devices)");
+    auto f = std::make_unique<plrt_function>();
+    if (CUresult r = cuDeviceGet(&f->dev, device); r != CUDA_SUCCESS) return fail(err, err_size, pipelink::cu_error(r, "cuDeviceGet"));
+    if (CUresult r = cuDevicePrimaryCtxRetain(&f->ctx, f->dev); r != CUDA_SUCCESS)
+      return fail(err, err_size, pipelink::cu_error(r, "cuDevicePrimaryCtxRetain"));
+    CtxScope scope(f->ctx);
+    std::string msg;
+    if (!scope.status()) msg = scope.status().message;
+    else if (CUresult r = cuModuleLoad(&f->mod, cubin_path); r != CUDA_SUCCESS) msg = pipelink::cu_error(r, "cuModuleLoad") + ": " + cubin_path;
+    else if (CUresult r2 = cuModuleGetFunction(&f->fn, f->mod, name); r2 != CUDA_SUCCESS)
+      msg = pipelink::cu_error(r2, "cuModuleGetFunction") + ": no entry point '" + name + "' in " + cubin_path;
+    if (!msg.empty()) {
+      if (f->mod) cuModuleUnload(f->mod);
+      cuDevicePrimaryCtxRelease(f->dev);
+      return fail(err, err_size, msg);
+    }
+    *out = f.release();
+    return 0;
+  });
+}
+
+void plrt_function_free(plrt_function* f) {
+  if (!f) return;
+  if (f->mod) {
+    CtxScope scope(f->ctx);
+    cuModuleUnload(f->mod);
+  }
+  if (f->ctx) cuDevicePrimaryCtxRelease(f->dev);
+  delete f;
+}
+
+int plrt_function_launch(plrt_function* f, unsigned grid, unsigned block, unsigned smem_bytes, void* stream, void** args, char* err,
+                         size_t size) {
+  if (!f || !f->fn) return fail(err, size, "plrt_function_launch: NULL function");
+  if (grid == 0 || block == 0) return fail(err, size, "plrt_function_launch: grid and block must be at least 1");
+  return guarded(err, size, "plrt_function_launch", [&] {
+    CtxScope scope(f->ctx);
+    if (!scope.status()) return fail(err, size, scope.status().message);
+    if (CUresult r = cuLaunchKernel(f->fn, grid, 1, 1, block, 1, 1, smem_bytes, static_cast<CUstream>(stream), args, nullptr);
+        r != CUDA_SUCCESS)
+      return fail(err, size, pipelink::cu_error(r, "cuLaunchKernel"));
     return 0;
   });
 }

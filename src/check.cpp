@@ -10,6 +10,7 @@
 // place anything or check totals against the target (allocate does, since totals exist only once
 // things are placed).
 #include <climits>
+#include <cstdio>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -225,6 +226,7 @@ void check_tiles(LinkContext& ctx) {
     if (ref->contract == in.contract || !compared.insert(in.contract).second) continue;
     std::vector<std::string> diff;
     if (t.order != r.order) diff.push_back("order " + t.order + " vs " + r.order);
+    else if (t.group != r.group) diff.push_back("group " + std::to_string(t.group) + " vs " + std::to_string(r.group));
     if (t.tile_m.value != r.tile_m.value || t.tile_n.value != r.tile_n.value)
       diff.push_back("tile " + std::to_string(t.tile_m.value) + "x" + std::to_string(t.tile_n.value) + " vs " +
                      std::to_string(r.tile_m.value) + "x" + std::to_string(r.tile_n.value));
@@ -347,6 +349,96 @@ void check_asserts(LinkContext& ctx) {
     }
 }
 
+// Thread-block clusters. Every contract that declares [cluster] declares the same shape (the
+// others are cluster-agnostic); a shape above the portable 8 blocks needs allow_nonportable. A
+// producer port with multicast = N fills each stage jointly with the other blocks of its group
+// of N, so the link needs a cluster that N divides; its multicast tensors split evenly by rows
+// (each block copies rows / N of them), and a pipe that crosses blocks cannot take a generated
+// transfer (the transfer warp would release only its own block's stage).
+void check_cluster(LinkContext& ctx) {
+  Diagnostics& d = ctx.diags;
+  constexpr int64_t kPortable = 8, kNonPortable = 16;  // sm_90: 8 portable, 16 with the opt-in
+  for (const auto& c : ctx.contracts) {
+    const ClusterDecl& k = c->cluster;
+    if (!k.present) continue;
+    const int64_t n = k.size();
+    if (n > kNonPortable)
+      d.error("cluster", "component '" + c->name + "' asks for a cluster of " + std::to_string(n) + " blocks; " + ctx.target.arch +
+                             " runs at most " + std::to_string(kNonPortable), k.loc);
+    else if (n > kPortable && !k.nonportable)
+      d.error("cluster", "component '" + c->name + "' asks for a cluster of " + std::to_string(n) +
+                             " blocks, beyond the portable limit of " + std::to_string(kPortable), k.loc)
+          .notes.push_back("set allow_nonportable = true in [cluster] if the kernel is meant for a GPU that allows " +
+                           std::to_string(kNonPortable) + " (the launch then opts in to non-portable cluster sizes)");
+    if (!ctx.cluster) { ctx.cluster = &k; ctx.cluster_owner = c.get(); continue; }
+    const ClusterDecl& r = *ctx.cluster;
+    if (r.dims[0] != k.dims[0] || r.dims[1] != k.dims[1] || r.dims[2] != k.dims[2]) {
+      auto shape = [](const ClusterDecl& x) {
+        return "[" + std::to_string(x.dims[0]) + ", " + std::to_string(x.dims[1]) + ", " + std::to_string(x.dims[2]) + "]";
+      };
+      d.error("cluster", "components '" + c->name + "' and '" + ctx.cluster_owner->name + "' ask for different clusters: " +
+                             shape(k) + " vs " + shape(r) + "; a kernel launches with one cluster shape", k.loc)
+          .notes.push_back(ctx.cluster_owner->name + " (" + ctx.cluster_owner->owner + ") declares its cluster at " + r.loc.str());
+    }
+  }
+  const int64_t size = ctx.cluster_size();
+  if (ctx.tiles && ctx.tiles->order == "grouped" && ctx.tiles->group % size != 0)
+    d.error("cluster", "the tile sequence's bands of " + std::to_string(ctx.tiles->group) + " tiles (order = \"grouped\") do not split into "
+                           "the cluster's groups of " + std::to_string(size) + " blocks; group must be a multiple of the cluster",
+            ctx.tiles->loc);
+  for (Pipe& pipe : ctx.pipes) {
+    const PortDecl* ref = nullptr;
+    const Contract* ref_c = nullptr;
+    for (const PipeEnd& e : pipe.producers) {
+      const Contract& c = *ctx.instances[e.instance].contract;
+      const PortDecl& p = c.ports[e.port];
+      if (p.multicast <= 1) continue;
+      if (!ref) { ref = &p; ref_c = &c; }
+      else if (p.multicast != ref->multicast && &p != ref)
+        d.error("cluster", "pipe '" + pipe.name + "': producers '" + ref_c->name + "' and '" + c.name + "' multicast across " +
+                               std::to_string(ref->multicast) + " and " + std::to_string(p.multicast) + " blocks; a stage has one group",
+                p.multicast_loc);
+    }
+    if (!ref) continue;
+    const std::string who = "pipe '" + pipe.name + "': '" + ref_c->name + "' multicasts each stage across " +
+                            std::to_string(ref->multicast) + " blocks";
+    if (!ctx.cluster || size == 1) {
+      d.error("cluster", who + ", but the link has no cluster (no component declares [cluster]); a pipe cannot cross blocks without one",
+              ref->multicast_loc)
+          .notes.push_back("declare [cluster] dims = [" + std::to_string(ref->multicast) + ", 1, 1] in a contract of the link");
+      continue;
+    }
+    if (ref->multicast > size) {
+      d.error("cluster", who + ", beyond the cluster of " + std::to_string(size) + " blocks (multicast mask 0x" +
+                             [&] { char b[24]; std::snprintf(b, sizeof b, "%llx", (1ull << ref->multicast) - 1); return std::string(b); }() +
+                             " reaches blocks outside the cluster)", ref->multicast_loc)
+          .notes.push_back(ctx.cluster_owner->name + " declares the cluster at " + ctx.cluster->loc.str());
+      continue;
+    }
+    if (size % ref->multicast != 0) {
+      d.error("cluster", who + ", which does not divide the cluster of " + std::to_string(size) +
+                             " blocks into whole groups", ref->multicast_loc)
+          .notes.push_back(ctx.cluster_owner->name + " declares the cluster at " + ctx.cluster->loc.str());
+      continue;
+    }
+    for (const std::string& m : ref->multicast_tensors)
+      for (const PipeTensor& t : pipe.tensors)
+        if (t.name == m && t.rows % ref->multicast != 0)
+          d.error("cluster", who + ": tensor '" + m + "' has " + std::to_string(t.rows) + " rows, which " +
+                                 std::to_string(ref->multicast) + " blocks cannot share evenly (each copies rows / " +
+                                 std::to_string(ref->multicast) + ")", ref->multicast_loc);
+    for (size_t k = 0; k < pipe.tensors.size() && k < pipe.consumer_view.size(); ++k)
+      if (pipe.tensors[k].layout != pipe.consumer_view[k].layout || pipe.tensors[k].swizzle != pipe.consumer_view[k].swizzle) {
+        d.error("cluster", who + ", and its consumers read tensor '" + pipe.tensors[k].name +
+                               "' in another layout; a generated transfer cannot serve a pipe that crosses blocks", ref->multicast_loc);
+        break;
+      }
+    pipe.multicast = ref->multicast;
+    pipe.multicast_tensors = ref->multicast_tensors;
+    pipe.multicast_mask = static_cast<int64_t>((1ull << ref->multicast) - 1);
+  }
+}
+
 }  // namespace
 
 void check(LinkContext& ctx) {
@@ -363,6 +455,7 @@ void check_link(LinkContext& ctx) {
   check_tiles(ctx);
   check_per_tile(ctx);
   check_asserts(ctx);
+  check_cluster(ctx);
 }
 
 }  // namespace pipelink

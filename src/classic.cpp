@@ -97,9 +97,11 @@ bool write_header(const std::string& path, const std::string& text, const LinkOp
 
 bool plain_link(const std::vector<std::string>& objects, const LinkOptions& options, Diagnostics& diags) {
   std::string arch = "-arch=" + options.arch;
-  const char* opts[] = {arch.c_str(), "-lto"};
+  // -verbose as in a PipeLink link: ptxas records its options in the cubin, so the same inputs
+  // give the same bytes as `pipelink link` (bench/fold_cost checks this).
+  const char* opts[] = {arch.c_str(), "-lto", "-verbose"};
   nvJitLinkHandle h;
-  if (nvJitLinkCreate(&h, 2, opts) != NVJITLINK_SUCCESS) {
+  if (nvJitLinkCreate(&h, 3, opts) != NVJITLINK_SUCCESS) {
     diags.error("toolchain", "nvJitLinkCreate failed");
     return false;
   }

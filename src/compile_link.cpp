@@ -1,12 +1,17 @@
 // compile_link — turns the generated unit and the component objects into one cubin.
 //
-//   1. NVRTC compiles the generated unit to LTO-IR (-dlto -rdc=true). For the monolithic control
-//      it compiles the component sources and the generated unit as one program instead.
-//   2. nvJitLink -lto -ptx links everything into one PTX module (link-time optimisation folds the
-//      bindings). The PTX is inspected: an `.extern` variable left in it is a binding that nothing
-//      defines — nvJitLink itself accepts that silently and ptxas turns it into a zero global.
-//   3. nvJitLink assembles the PTX into the cubin; its ptxas report (registers, spills, static
-//      smem) is kept and checked.
+//   1. NVRTC compiles the generated unit to LTO-IR (-dlto -rdc=true); with --cache-dir the output
+//      of an unchanged generated unit is reused (build_cache.cpp). For the monolithic control it
+//      compiles the component sources and the generated unit as one program instead.
+//   2. Undefined bindings: an `.extern` variable left in linked PTX is a binding that nothing
+//      defines — nvJitLink itself accepts that silently and ptxas turns it into a zero global. The
+//      conformance probe (conform.cpp) links the same bindings with every component object, so its
+//      PTX has exactly the `.extern` variables the real link would; it is read instead of linking
+//      the kernel to PTX a second time. Only when the probe did not run (the control, PTX inputs,
+//      a failed probe) or the linked PTX is asked for (--emit-ptx, --save-temps) does nvJitLink
+//      -lto -ptx link the kernel to PTX.
+//   3. nvJitLink -lto links and assembles the cubin: one LTO pass; its ptxas report (registers,
+//      spills, static smem) is kept and checked. The cubin is what it was with the PTX pass.
 // PTX component inputs cannot take part in LTO; they are linked at the cubin level (bindings
 // loaded from memory, not folded) and the link says so in a warning. An object that several
 // contracts name (one library holding several components) is added once.
@@ -45,9 +50,10 @@ nvJitLinkInputType jit_kind(InputKind k) {
 struct Timer {
   const LinkContext& ctx;
   const char* what;
+  bool on = true;  // false: nothing to report (a cache miss)
   std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
   ~Timer() {
-    if (!ctx.opt.verbose) return;
+    if (!ctx.opt.verbose || !on) return;
     auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     std::cerr << "pipelink: " << what << ": " << static_cast<long>(ms) << " ms\n";
   }
@@ -82,7 +88,18 @@ std::vector<std::string> common_options(const LinkContext& ctx) {
 }  // namespace
 
 // NVRTC → LTO-IR. Returns empty on failure (reported).
-std::vector<char> compile_to_ltoir(LinkContext& ctx, const std::string& source, const std::string& name) {
+std::vector<char> compile_to_ltoir(LinkContext& ctx, const std::string& source, const std::string& name, bool cacheable) {
+  std::string key;
+  if (cacheable) {
+    std::vector<std::string> opts = common_options(ctx);
+    opts.push_back("-dlto");
+    opts.push_back("-rdc=true");
+    key = nvrtc_cache_key(ctx, source, name, opts);
+    std::vector<char> hit;
+    Timer t{ctx, "nvrtc (cached)"};
+    if (nvrtc_cache_get(ctx, key, hit)) return hit;
+    t.on = false;
+  }
   Timer t{ctx, "nvrtc"};
   nvrtcProgram prog;
   if (nvrtcCreateProgram(&prog, source.c_str(), name.c_str(), 0, nullptr, nullptr) != NVRTC_SUCCESS) {
@@ -107,6 +124,7 @@ std::vector<char> compile_to_ltoir(LinkContext& ctx, const std::string& source, 
     out.resize(n);
     nvrtcGetLTOIR(prog, out.data());
     if (ctx.opt.verbose && !log.empty()) std::cerr << log << "\n";
+    nvrtc_cache_put(ctx, key, out);
   }
   nvrtcDestroyProgram(&prog);
   return out;
@@ -206,7 +224,7 @@ std::map<std::string, std::vector<std::string>> attribute_undefined(LinkContext&
       Diagnostics quiet;
       LinkContext pc(ctx.opt, quiet);
       pc.target = ctx.target;
-      std::vector<char> ir = compile_to_ltoir(pc, probe, "pipelink_probe.cu");
+      std::vector<char> ir = compile_to_ltoir(pc, probe, "pipelink_probe.cu", true);
       if (ir.empty()) continue;
       std::vector<Input> pin{{"generated", "", std::move(ir), InputKind::LtoIr, {}}, in};
       std::vector<char> ptx;
@@ -314,7 +332,7 @@ void compile_link(LinkContext& ctx) {
     if (ir.empty()) return;
     inputs.push_back({"control", "", std::move(ir), InputKind::LtoIr, {}});
   } else {
-    std::vector<char> ir = compile_to_ltoir(ctx, ctx.unit.text(), "pipelink_generated.cu");
+    std::vector<char> ir = compile_to_ltoir(ctx, ctx.unit.text(), "pipelink_generated.cu", true);
     if (ir.empty()) return;
     inputs.push_back({"generated", "", std::move(ir), InputKind::LtoIr, {}});
     std::map<std::string, size_t> by_path;  // canonical object path -> index in inputs
@@ -373,19 +391,32 @@ void compile_link(LinkContext& ctx) {
   const std::string arch = "-arch=" + ctx.target.arch;
   std::string info;
   if (!any_ptx) {
-    // The PTX link is for inspection (and the undefined-binding check); the cubin comes from a
-    // whole-program LTO link of the same inputs, so ptxas sees one compilation unit and honours
-    // setmaxnreg (assembling the linked PTX separately makes it drop setmaxnreg, C7504).
-    std::vector<char> ptx;
-    if (!jit(ctx, {arch, "-lto", "-ptx"}, inputs, true, ptx, info)) return;
-    ctx.result.linked_ptx.assign(ptx.begin(), ptx.end());
-    check_undefined(ctx, ctx.result.linked_ptx, inputs);
+    // The cubin comes from one whole-program LTO link, so ptxas sees one compilation unit and
+    // honours setmaxnreg (assembling linked PTX separately makes it drop setmaxnreg, C7504).
+    // Undefined bindings are read from the probe's PTX when there is one (see the top of the file);
+    // a PTX link of the kernel runs only when nothing else can answer or the PTX is asked for.
+    const bool want_ptx = ctx.opt.emit_ptx || ctx.opt.save_temps;
+    if (want_ptx || (ctx.result.probe_ptx.empty() && !ctx.opt.control)) {
+      std::vector<char> ptx;
+      if (!jit(ctx, {arch, "-lto", "-ptx"}, inputs, true, ptx, info)) return;
+      ctx.result.linked_ptx.assign(ptx.begin(), ptx.end());
+      check_undefined(ctx, ctx.result.linked_ptx, inputs);
+    } else if (!ctx.opt.control) {
+      check_undefined(ctx, ctx.result.probe_ptx, inputs);
+    }
     if (ctx.diags.has_errors()) return;
   }
   {
     std::vector<char> cubin;
-    if (!jit(ctx, {arch, "-lto", "-verbose"}, inputs, false, cubin, info)) return;
-    if (any_ptx) {
+    std::vector<std::string> options{arch, "-lto", "-verbose"};
+    // PTX components are assembled on their own (ptxas -c): without the entry's register cap,
+    // ptxas gives a component function more registers than the entry that calls it may use, and
+    // the link fails ("entry function ... with max regcount of N calls function ... with regcount
+    // of M"). The cap is the launch bound the entry already has.
+    if (any_ptx && ctx.entry_registers > 0) options.push_back("-maxrregcount=" + std::to_string(ctx.entry_registers));
+    if (!jit(ctx, options, inputs, false, cubin, info)) return;
+    // The control (one program, no probe) and PTX inputs: what the linker's own log reports.
+    if (any_ptx || ctx.opt.control) {
       static const std::regex unres(R"(Unresolved extern variable '([^']+)')");
       for (std::sregex_iterator it(info.begin(), info.end(), unres), end; it != end; ++it)
         ctx.diags.error("undefined-binding", "the linked kernel reads '" + (*it)[1].str() + "', which nothing defines");

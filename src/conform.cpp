@@ -14,9 +14,11 @@
 //      [conformance]: barrier 0 (__syncthreads: the other warp roles never reach it) or a named
 //      barrier id that is a constant; setmaxnreg (register budgets belong to the generated entry);
 //      static __shared__ memory (the allocator cannot place it: use an [[smem]] region); cluster or
-//      distributed-shared-memory instructions (PipeLink links one-block kernels); exit or trap
+//      distributed-shared-memory instructions in a link without a cluster ([cluster]); exit or trap
 //      outside a PL_CHECKED build;
-//   3. that every object was built as the link is, with or without PL_CHECKED (pl::BuildRecord).
+//   3. that every object was built as the link is, with or without PL_CHECKED (pl::BuildRecord);
+//   4. instructions the link's target lacks (pipelink/targets.h: wgmma is sm_90a only, tcgen05
+//      sm_100a/sm_103a only) [target]: the component is refused for that target, by name.
 // PTX component inputs are read as they are. A cubin input has no readable records and is refused.
 //
 // Does not: run for the monolithic control (it compiles the same sources); see what the code does
@@ -34,6 +36,7 @@
 
 #include "context.h"
 #include "toolchain.h"
+#include "pipelink/targets.h"
 
 namespace pipelink {
 
@@ -346,7 +349,20 @@ void scan_code(LinkContext& ctx, const Contract& c, const std::string& object,
   std::string where;  // "" in the component's own body, else the called function holding it
   auto add = [&](const std::string& key, const std::string& what, const std::string& st) {
     Finding& f = found[key];
-    if (f.count++ == 0) { f.what = what; f.first = st.empty() ? st : st + ";`" + where + "`"; }
+    if (f.count++ == 0) {
+      f.what = what;
+      f.first = st.empty() ? st : st + ";`" + where + "`";
+      f.rule = key.rfind("target:", 0) == 0 ? "target" : "conformance";
+    }
+  };
+  // Instructions that exist only on some targets, and which of them this target lacks.
+  std::vector<const TargetInstruction*> lacking;
+  for (const TargetInstruction& ti : target_instructions())
+    if (!target_has(ctx.target.arch, ti)) lacking.push_back(&ti);
+  auto listed = [](const char* targets) {
+    std::string s;
+    for (const char* p = targets; *p; ++p) s += *p == ',' ? std::string(", ") : std::string(1, *p);
+    return s;
   };
   std::set<std::string> shared_used;
   int indirect = 0;
@@ -396,9 +412,17 @@ void scan_code(LinkContext& ctx, const Contract& c, const std::string& object,
           add("barid", "uses a named barrier id computed from constants ('" + op +
                            "') instead of an id the linker allocated (declare a [[named_barrier]], use ctx.slots->bar[i])", raw);
       }
+      for (const TargetInstruction* ti : lacking)
+        if (st.rfind(ti->prefix, 0) == 0)
+          add(std::string("target:") + ti->prefix,
+              std::string("uses ") + ti->name + ", which target " + ctx.target.arch + " does not have (only " + listed(ti->targets) +
+                  "): it cannot be linked for " + ctx.target.arch,
+              raw);
       if (st.rfind("setmaxnreg.", 0) == 0)
         add("setmaxnreg", "issues setmaxnreg; register budgets belong to the generated entry (declare [warps] registers)", raw);
-      if (std::regex_search(st, cluster))
+      // In a cluster link (some contract declares [cluster]) the cluster instructions are the
+      // link's: device.cuh's multicast loads and remote releases, a component's own protocol.
+      if (ctx.cluster_size() == 1 && std::regex_search(st, cluster))
         add("cluster", "uses cluster or distributed-shared-memory instructions, but its contract declares no cluster "
                        "(PipeLink links one-block kernels)", raw);
       if (!checked) {
@@ -417,7 +441,7 @@ void scan_code(LinkContext& ctx, const Contract& c, const std::string& object,
     add("static-shared:" + s, "declares " + std::to_string(static_shared.at(s)) + " bytes of static __shared__ memory ('" + s +
                                   "') that its contract cannot account for (use an [[smem]] region)", "");
   for (const auto& [key, f] : found) {
-    Diagnostic& d = ctx.diags.error("conformance", "component '" + c.name + "' " + f.what, c.loc);
+    Diagnostic& d = ctx.diags.error(f.rule, "component '" + c.name + "' " + f.what, c.loc);
     if (!f.first.empty())
       d.notes.push_back("in object '" + object + "': `" + f.first.substr(0, f.first.size() - 1) +
                         (f.count > 1 ? " and " + std::to_string(f.count - 1) + " more" : ""));
@@ -550,7 +574,7 @@ void conform(LinkContext& ctx, const std::vector<Input>& inputs) {
   Diagnostics quiet;  // a probe that fails to link fails the real link too, which reports it
   LinkContext pc(ctx.opt, quiet);
   pc.target = ctx.target;
-  std::vector<char> ir = compile_to_ltoir(pc, probe.str(), "pipelink_probe.cu");
+  std::vector<char> ir = compile_to_ltoir(pc, probe.str(), "pipelink_probe.cu", true);
   if (ir.empty()) return;
   std::vector<Input> pin{{"probe", "", std::move(ir), InputKind::LtoIr, {}}};
   for (const Input& in : probe_inputs) pin.push_back(in);

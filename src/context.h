@@ -20,15 +20,17 @@
 
 namespace pipelink {
 
-// Limits of the target the checks compare against.
+// Limits of the target the checks compare against: the driver fills them from the target table
+// (pipelink/targets.h, src/targets.cpp) for -arch; the defaults are sm_90a's.
 struct Target {
   std::string arch = "sm_90a";
   int64_t max_smem = 232448;        // dynamic shared memory per block after opt-in
   int64_t named_barriers = 16;      // ids 0..15, id 0 is __syncthreads
   int64_t max_threads = 1024;
   int64_t regs_per_sm = 65536;
-  int64_t min_regs = 24, max_regs = 256, regs_step = 8;
-  bool setmaxnreg = true;           // sm_90a only
+  int64_t min_regs = 24, max_regs = 256, regs_step = 8;  // setmaxnreg's operand range
+  bool setmaxnreg = true;           // sm_90a, sm_100a, sm_103a, sm_120a; not sm_90
+  bool wgmma = true;                // sm_90a only
 };
 
 // ---- resolve_facts ----
@@ -90,6 +92,12 @@ struct Pipe {
   int transfer_to = -1;
   int transfer_from = -1;
   unsigned transfer_warp = 0;
+  // Cluster multicast (check_link: check_cluster): the stage is filled jointly by `multicast` blocks
+  // of the cluster, each copying its share of multicast_tensors into every block of its group;
+  // the empty barrier then counts the consumers of every block of the group. 1 = one block.
+  int64_t multicast = 1;
+  std::vector<std::string> multicast_tensors;
+  int64_t multicast_mask = 0;   // the group of rank 0 ((1 << multicast) - 1); rank r's group: << (r / multicast * multicast)
 };
 
 struct SmemBlock {
@@ -161,6 +169,10 @@ struct LinkContext {
   unsigned tmap_slots = 0, word_slots = 0;
   const TilesDecl* tiles = nullptr;   // the one tile sequence
   const Instance* tiles_owner = nullptr;
+  // check_link (check_cluster): the thread-block cluster every component agrees on; size 1 = none.
+  const ClusterDecl* cluster = nullptr;
+  const Contract* cluster_owner = nullptr;
+  int64_t cluster_size() const { return cluster ? cluster->size() : 1; }
 
   // conform: one line per component, what was read from its object (appended to the map)
   std::vector<std::string> conformance;

@@ -16,6 +16,7 @@
 #include <regex>
 
 #include "context.h"
+#include "pipelink/targets.h"
 
 #ifndef PIPELINK_INCLUDE_DIR
 #define PIPELINK_INCLUDE_DIR ""
@@ -120,11 +121,18 @@ namespace {
 LinkResult link_passes(const LinkOptions& options, Diagnostics& diags) {
   LinkContext ctx(options, diags);
   ctx.target.arch = options.arch;
-  if (options.arch != "sm_90a" && options.arch != "sm_90") {
-    diags.error("target", "unsupported target '" + options.arch + "' (PipeLink knows sm_90a and sm_90)");
+  const TargetInfo* ti = find_target(options.arch);
+  if (!ti) {
+    diags.error("target", "unsupported target '" + printable(options.arch) + "' (PipeLink knows " + target_names() + ")");
     return {};
   }
-  ctx.target.setmaxnreg = options.arch == "sm_90a";
+  // The target's limits, from the one table (src/targets.cpp).
+  ctx.target.max_smem = ti->max_smem_block;
+  ctx.target.named_barriers = ti->named_barriers;
+  ctx.target.max_threads = ti->max_threads;
+  ctx.target.regs_per_sm = ti->regs_per_block;
+  ctx.target.setmaxnreg = ti->setmaxnreg;
+  ctx.target.wgmma = ti->wgmma;
   // The kernel's name is a C++ symbol in the generated unit and a word of the map's launch line.
   if (!is_identifier(options.kernel_name) || reserved_identifier(options.kernel_name)) {
     diags.error("input", "--kernel-name '" + printable(options.kernel_name) +

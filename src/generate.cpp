@@ -142,6 +142,9 @@ void generate(LinkContext& ctx) {
   for (const auto& [name, f] : ctx.facts)
     o << "extern \"C\" __device__ const " << fact_c_type(f.type) << " pl_fact_" << name << " = " << f.value << ";  // provided by "
       << printable(f.provider->name) << "\n";
+  o << "// the thread-block cluster (pl::cluster_blocks()): 1 = no cluster\n"
+    << "extern \"C\" __device__ const unsigned pl_cluster_blocks = " << ctx.cluster_size() << ";"
+    << (ctx.cluster ? "  // [cluster] of " + printable(ctx.cluster_owner->name) : std::string()) << "\n";
   o << "#ifdef PL_CHECKED\n// Checked builds: pipe names for timed-out waits, and the flag that drains the kernel after one.\n"
     << "extern \"C\" __device__ const char* const pl_pipe_names[] = {";
   for (size_t i = 0; i < ctx.pipes.size(); ++i) {
@@ -201,7 +204,7 @@ void generate(LinkContext& ctx) {
         for (const PipeTensor& t : tv) { offs.push_back(t.offset); rows.push_back(t.rows); cols.push_back(t.cols); }
         o << "{" << p.buffer << ", " << p.stage_bytes << ", " << p.stages << ", " << p.full << ", " << p.empty << ", " << b.tx_bytes
           << ", " << list(offs, pl::kMaxTensors) << ", " << list(rows, pl::kMaxTensors) << ", " << list(cols, pl::kMaxTensors) << ", " << b.part << ", " << b.parts << ", "
-          << b.pipe
+          << b.pipe << ", " << p.multicast_mask << ", " << (p.multicast > 1 ? p.multicast : 0)
           << "}  /* port '" << printable(c.ports[k].name) << "' -> pipe '" << printable(p.name) << "' */";
       } else {
         o << "{}";
@@ -220,18 +223,58 @@ void generate(LinkContext& ctx) {
     const ParamSlot* pm = find_param(ctx, td.extent_m);
     const ParamSlot* pn = find_param(ctx, td.extent_n);
     o << "  // " << td.order << " over ceil(" << td.extent_m << " / " << td.tile_m.value << ") x ceil(" << td.extent_n << " / "
-      << td.tile_n.value << ") tiles; block b takes tiles b, b + gridDim.x, ...\n"
+      << td.tile_n.value << ") tiles; " << (ctx.cluster_size() > 1 ? "cluster c takes tile groups c, c + clusters, ...\n" : "block b takes tiles b, b + gridDim.x, ...\n")
       << "  const unsigned tiles_m = ((unsigned)args->word[" << (pm ? pm->slot : 0) << "] + " << td.tile_m.value - 1 << "u) / "
       << td.tile_m.value << "u;\n"
       << "  const unsigned tiles_n = ((unsigned)args->word[" << (pn ? pn->slot : 0) << "] + " << td.tile_n.value - 1 << "u) / "
-      << td.tile_n.value << "u;\n"
-      << "  const unsigned linear = blockIdx.x + i * gridDim.x;\n"
-      << "  if (linear >= tiles_m * tiles_n) return false;\n"
-      << "  t->linear = linear;\n";
-    if (td.order == "row_major")
-      o << "  t->m = linear / tiles_n;\n  t->n = linear % tiles_n;\n";
-    else
-      o << "  t->m = linear % tiles_m;\n  t->n = linear / tiles_m;\n";
+      << td.tile_n.value << "u;\n";
+    const int64_t cl = ctx.cluster_size();
+    if (td.order == "grouped") {
+      // Bands of `group` tiles along m (the last band may be narrower); within a band, m fastest,
+      // then n. A wave of blocks then covers a band's rows of X and a few columns of W, which stay
+      // in L2 together, instead of every row of X (col_major) or every column of W (row_major).
+      // With a cluster, a band unit is `cl` adjacent m tiles, one per rank (as for col_major).
+      const int64_t units = td.group / cl;  // check: group is a multiple of the cluster
+      if (cl > 1)
+        o << "  const unsigned rank = blockIdx.x % " << cl << "u, clusters = gridDim.x / " << cl << "u;\n"
+          << "  const unsigned units_m = (tiles_m + " << cl - 1 << "u) / " << cl << "u;\n"
+          << "  const unsigned g = blockIdx.x / " << cl << "u + i * clusters;\n";
+      else
+        o << "  const unsigned rank = 0u, units_m = tiles_m, g = blockIdx.x + i * gridDim.x;\n";
+      o << "  if (g >= units_m * tiles_n) return false;\n"
+        << "  const unsigned band = g / (" << units << "u * tiles_n), r = g % (" << units << "u * tiles_n);\n"
+        << "  const unsigned first = band * " << units << "u, rows = units_m - first < " << units << "u ? units_m - first : " << units
+        << "u;\n"
+        << "  t->m = (first + r % rows) * " << cl << "u + rank;\n"
+        << "  t->n = r / rows;\n"
+        << "  t->linear = g * " << cl << "u + rank;\n";
+    } else if (cl > 1) {
+      // The blocks of a cluster walk in step: cluster c takes groups c, c + clusters, ...; a group
+      // is `cl` adjacent tiles along the order's fast dimension, one per rank, so the blocks of a
+      // cluster share the other coordinate (and the operand it selects: multicast). Every block of
+      // a cluster gets the same number of tiles; where the fast extent is not a multiple of the
+      // cluster, the last group's extra ranks get a tile past the extent (TMA reads zeros there
+      // and clips the store).
+      const bool row = td.order == "row_major";
+      const std::string fast = row ? "tiles_n" : "tiles_m", slow = row ? "tiles_m" : "tiles_n";
+      o << "  const unsigned rank = blockIdx.x % " << cl << "u, clusters = gridDim.x / " << cl << "u;\n"
+        << "  const unsigned groups = (" << fast << " + " << cl - 1 << "u) / " << cl << "u;  // along " << (row ? "n" : "m") << "\n"
+        << "  const unsigned g = blockIdx.x / " << cl << "u + i * clusters;\n"
+        << "  if (g >= groups * " << slow << ") return false;\n"
+        << "  t->linear = g * " << cl << "u + rank;\n";
+      if (row)
+        o << "  t->m = g / groups;\n  t->n = (g % groups) * " << cl << "u + rank;\n";
+      else
+        o << "  t->m = (g % groups) * " << cl << "u + rank;\n  t->n = g / groups;\n";
+    } else {
+      o << "  const unsigned linear = blockIdx.x + i * gridDim.x;\n"
+        << "  if (linear >= tiles_m * tiles_n) return false;\n"
+        << "  t->linear = linear;\n";
+      if (td.order == "row_major")
+        o << "  t->m = linear / tiles_n;\n  t->n = linear % tiles_n;\n";
+      else
+        o << "  t->m = linear % tiles_m;\n  t->n = linear / tiles_m;\n";
+    }
     o << "  return true;\n";
   } else {
     o << "  // no component declares [tiles]: one tile per block\n"
@@ -273,7 +316,22 @@ void generate(LinkContext& ctx) {
     o << "    asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");\n"
       << "  }\n";
   }
-  o << "  __syncthreads();\n"
+  const int64_t cluster = ctx.cluster_size();
+  if (cluster > 1) {
+    // Peers copy into this block's stages and arrive on its mbarriers: none may start before every
+    // block of the cluster initialised its mbarriers (the fence above releases the init to the
+    // cluster; the cluster barrier's acquire makes it visible). A launch without the cluster
+    // attribute would hang on the first multicast: trap instead.
+    o << "  {  // cluster of " << cluster << " blocks\n"
+      << "    unsigned n;\n"
+      << "    asm volatile(\"mov.u32 %0, %%cluster_nctarank;\" : \"=r\"(n));\n"
+      << "    if (n != " << cluster << "u) asm volatile(\"trap;\");  // launched without the cluster dimension\n"
+      << "  }\n"
+      << "  asm volatile(\"barrier.cluster.arrive.release.aligned;\\n\\tbarrier.cluster.wait.acquire.aligned;\" ::: \"memory\");\n";
+  } else {
+    o << "  __syncthreads();\n";
+  }
+  o << ""
     << "  const unsigned warp = threadIdx.x >> 5;\n"
     << "  pl::Ctx ctx;\n"
     << "  ctx.args = &args;\n"
@@ -307,6 +365,10 @@ void generate(LinkContext& ctx) {
     }
   }
   if (!ctx.warpgroups.empty()) o << "  }\n";
+  if (cluster > 1)
+    o << "  // Every thread of the cluster, before any block exits: a peer may still copy into this\n"
+      << "  // block's shared memory or arrive on its mbarriers.\n"
+      << "  asm volatile(\"barrier.cluster.arrive.release;\\n\\tbarrier.cluster.wait.acquire;\" ::: \"memory\");\n";
   o << "}\n";
   ctx.unit.entry = o.str();
   ctx.result.generated_source = ctx.unit.text();

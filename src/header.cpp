@@ -162,7 +162,8 @@ std::string contract_header(const std::vector<std::string>& contracts, Diagnosti
       }
   };
   const std::set<std::string> port_members{"index", "arrive", "stages", "tensor", "pipe", "acquire", "wait", "commit", "commit_elected",
-                                           "release", "release_elected", "expect_tx", "advance", "full_bar", "empty_bar", "rows", "cols"};
+                                           "release", "release_elected", "expect_tx", "advance", "full_bar", "empty_bar", "rows", "cols",
+                                           "multicast_mask", "multicast_part", "multicast_blocks"};
   {
     std::vector<std::pair<std::string, SourceLoc>> v;
     for (const ParamDecl& p : c0.params) { check_name("[[param]]", p.name, p.loc, {"index", "get"}); v.push_back({p.name, p.loc}); }
@@ -427,6 +428,14 @@ std::string contract_header(const std::vector<std::string>& contracts, Diagnosti
         o << "  // completion = \"tx\", arrive = \"one\": the one thread that issues this stage's copies announces\n"
              "  // the instance's bytes and arrives, before the copies complete on full_bar().\n"
              "  __device__ __forceinline__ void expect_tx() const { pipe.expect_tx(); }\n";
+        bool multicast = false;
+        for (const Parsed& pp : ps) multicast |= pp.c->ports[pk].multicast > 1;
+        if (multicast)
+          o << "  // multicast: the blocks of this block's group (bit r = rank r, from the link), this block's\n"
+               "  // share among them (0..N-1) and N; the stage's multicast tensors are copied jointly.\n"
+               "  __device__ __forceinline__ unsigned multicast_mask() const { return pipe.multicast_mask(); }\n"
+               "  __device__ __forceinline__ unsigned multicast_part() const { return pipe.multicast_part(); }\n"
+               "  __device__ __forceinline__ unsigned multicast_blocks() const { return pipe.multicast_blocks(); }\n";
       } else if (p.arrive == Arrive::One) {
         if (!one_sync.empty())
           o << "  // arrive = \"one\", called by every thread of the instance after its stores: each fences its\n"

@@ -32,6 +32,10 @@ std::string render_manifest(const LinkContext& ctx) {
     << "launch " << ctx.opt.kernel_name << " threads " << ctx.total_warps * 32 << " smem " << ctx.smem_bytes << "\n"
     << "target " << ctx.target.arch << "\n"
     << "checked " << (checked_build(ctx.opt) ? 1 : 0) << "\n";
+  // Only a cluster link has the line (a one-block link's manifest, and hash, are as before).
+  if (ctx.cluster_size() > 1)
+    o << "cluster " << ctx.cluster->dims[0] << " " << ctx.cluster->dims[1] << " " << ctx.cluster->dims[2]
+      << (ctx.cluster->size() > 8 ? " nonportable" : "") << "\n";
   for (const ParamSlot& p : ctx.params) o << "param " << p.name << " " << param_type_name(p.type) << " " << p.slot << "\n";
   for (const auto& [name, f] : ctx.facts) o << "fact " << name << " " << f.value << "\n";
   return o.str();
@@ -47,6 +51,10 @@ std::string render_map(const LinkContext& ctx) {
     << "manifest " << hash << "  (the cubin's pl_manifest; pipelink::Module refuses a cubin from another link)\n"
     << "target " << ctx.target.arch << "  warps " << ctx.total_warps << "  warpgroups " << ctx.warpgroups.size()
     << "  register-cap " << ctx.entry_registers << "\n";
+  if (ctx.cluster_size() > 1)
+    o << "cluster " << ctx.cluster->dims[0] << " " << ctx.cluster->dims[1] << " " << ctx.cluster->dims[2] << "  (launch with the cluster "
+      << "dimension; the grid is a multiple of " << ctx.cluster_size() << "; declared by " << printable(ctx.cluster_owner->name) << " at "
+      << printable(ctx.cluster->loc.str()) << ")\n";
 
   o << "\n== inputs\n";
   for (const Instance& in : ctx.instances)
@@ -88,6 +96,23 @@ std::string render_map(const LinkContext& ctx) {
     o << "  " << printable(p.name) << ": " << p.stages << " stages x " << p.stage_bytes << " bytes at " << p.buffer << "; full@" << p.full
       << " arrivals " << p.full_count << (p.tx ? " + tx" : "") << ", empty@" << p.empty << " arrivals " << p.empty_count << "\n"
       << "    producers: " << join(prod) << "\n    consumers: " << join(cons) << "\n";
+    if (p.multicast > 1) {
+      // What the full barrier of each block receives, and from whom; who arrives on its empty one.
+      int64_t shared = 0, written = 0;
+      for (const PipeTensor& t : p.tensors) {
+        written += t.bytes();
+        for (const std::string& m : p.multicast_tensors) shared += t.name == m ? t.bytes() : 0;
+      }
+      char mask[16];
+      std::snprintf(mask, sizeof mask, "0x%llx", static_cast<unsigned long long>(p.multicast_mask));
+      o << "    multicast across " << p.multicast << " blocks of the cluster, mask " << mask << " << (rank / " << p.multicast
+        << " * " << p.multicast << "): tensors " << join(p.multicast_tensors, "+") << " (" << shared
+        << " bytes per stage), each block copies " << shared / p.multicast << " bytes into every block of its group\n"
+        << "    full barrier of each block: its producers' tx bytes = " << shared / p.multicast << " local + "
+        << shared - shared / p.multicast << " from " << p.multicast - 1 << (p.multicast == 2 ? " peer" : " peers")
+        << " (multicast) + " << written - shared << " unshared; empty barrier: " << p.empty_count / p.multicast
+        << " arrivals from each of the " << p.multicast << " blocks (remote arrives)\n";
+    }
     for (const PipeTensor& t : p.tensors)
       o << "    tensor " << printable(t.name) << " " << t.dtype << "[" << t.rows << "x" << t.cols << "] " << t.layout << "/" << t.swizzle
         << " at +" << t.offset << " (" << t.bytes() << " bytes)\n";
@@ -127,7 +152,13 @@ std::string render_map(const LinkContext& ctx) {
   o << "\n== tile sequence\n";
   if (ctx.tiles)
     o << "  " << ctx.tiles->order << ", tile " << ctx.tiles->tile_m.value << "x" << ctx.tiles->tile_n.value << " over ["
-      << ctx.tiles->extent_m << ", " << ctx.tiles->extent_n << "], persistent (block b takes b, b+grid, ...)\n";
+      << ctx.tiles->extent_m << ", " << ctx.tiles->extent_n << "], "
+      << (ctx.tiles->order == "grouped" ? "bands of " + std::to_string(ctx.tiles->group) + " tiles along m (m fastest within a band), "
+                                        : std::string())
+      << (ctx.cluster_size() > 1 ? "persistent by cluster (cluster c takes groups c, c+clusters, ...; a group is " +
+                                       std::to_string(ctx.cluster_size()) + " adjacent tiles along " +
+                                       (ctx.tiles->order == "row_major" ? "n" : "m") + ", one per rank)\n"
+                                 : std::string("persistent (block b takes b, b+grid, ...)\n"));
   else
     o << "  none declared: one tile per block\n";
   return o.str();

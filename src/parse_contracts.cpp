@@ -291,7 +291,7 @@ struct Reader {
       if (auto name = comp->get_as<std::string>("name")) c.name = name->get();
     if (!bounded(root)) return;
     known_keys(root, "the contract", {"component", "provide", "use", "warps", "smem", "named_barrier", "mbarrier",
-                                      "port", "param", "tiles", "assert"});
+                                      "port", "param", "tiles", "assert", "cluster"});
     const toml::table* comp = table(root, "component");
     if (!comp) {
       if (!root.get("component")) ctx.diags.error("contract-syntax", "missing [component] table", SourceLoc{c.path, 1});
@@ -420,7 +420,8 @@ struct Reader {
     each_table(root, "port", [&](const toml::table& t) {
       PortDecl p;
       p.loc = at(&t);
-      known_keys(t, "[[port]]", {"name", "direction", "stages", "completion", "arrive", "guarantees", "requires", "tensor", "per_tile", "writes"});
+      known_keys(t, "[[port]]", {"name", "direction", "stages", "completion", "arrive", "guarantees", "requires", "tensor", "per_tile", "writes",
+                          "multicast", "multicast_tensors"});
       p.name = str(t, "name", "[[port]]", true);
       std::string dir = str(t, "direction", "[[port]]", true);
       if (dir == "out") p.dir = PortDir::Out;
@@ -449,6 +450,22 @@ struct Reader {
       p.writes_loc = at(t.get("writes") ? t.get("writes") : &t);
       if (!p.writes.empty() && p.dir == PortDir::In)
         err(t.get("writes"), "port '" + p.name + "': only a producer (direction = \"out\") declares the tensors it writes");
+      if (const toml::node* mn = t.get("multicast")) {
+        p.multicast_loc = at(mn);
+        if (auto v = integer(t, "multicast")) p.multicast = *v;
+        if (p.dir == PortDir::In)
+          err(mn, "port '" + p.name + "': only a producer (direction = \"out\") multicasts; consumers release in every block of the group");
+        else if (p.multicast < 1 || p.multicast > 16)
+          err(mn, "port '" + p.name + "': multicast must be 1..16 blocks, not " + std::to_string(p.multicast));
+        else if (p.multicast > 1 && p.completion != Completion::Tx)
+          err(mn, "port '" + p.name + "': multicast needs completion = \"tx\" (the copies of the other blocks complete on this block's full barrier)");
+      }
+      p.multicast_tensors = strings(t, "multicast_tensors");
+      if (!p.multicast_tensors.empty() && p.multicast <= 1)
+        err(t.get("multicast_tensors"), "port '" + p.name + "': multicast_tensors without multicast = N (N > 1)");
+      if (p.multicast > 1 && p.multicast_tensors.empty() && p.dir == PortDir::Out)
+        err(t.get("multicast"), "port '" + p.name + "': multicast = " + std::to_string(p.multicast) +
+                                    " needs multicast_tensors = [...], the tensors the blocks of the group share");
       p.guarantees = strings(t, "guarantees");
       p.requires_ = strings(t, "requires");
       each_table(t, "tensor", [&](const toml::table& tt) {
@@ -482,6 +499,9 @@ struct Reader {
       if (p.tensors.empty()) err(&t, "port '" + p.name + "' declares no [[port.tensor]]");
       std::set<std::string> tensor_names, written;
       for (const TensorDecl& td : p.tensors) tensor_names.insert(td.name);
+      for (const std::string& m : p.multicast_tensors)
+        if (!tensor_names.count(m))
+          err(t.get("multicast_tensors"), "port '" + p.name + "': multicast_tensors names tensor '" + m + "', which the port does not declare");
       for (const std::string& w : p.writes) {
         if (!written.insert(w).second) err(t.get("writes"), "port '" + p.name + "': writes names tensor '" + w + "' twice");
         else if (!tensor_names.count(w))
@@ -517,13 +537,45 @@ struct Reader {
       if (!Expr::parse_condition(s->get(), a.expr, e)) { err(n, "assert: " + e, "expr"); return; }
       c.asserts.push_back(std::move(a));
     });
+    if (const toml::table* t = table(root, "cluster")) {
+      ClusterDecl& k = c.cluster;
+      k.present = true;
+      k.loc = at(t);
+      known_keys(*t, "[cluster]", {"dims", "allow_nonportable"});
+      k.nonportable = boolean(*t, "allow_nonportable", false);
+      const toml::array* a = (*t)["dims"].as_array();
+      if (!a || a->size() != 3) {
+        err(t->get("dims") ? t->get("dims") : t, "[cluster] needs dims = [x, y, z] (three integers)");
+      } else {
+        for (size_t i = 0; i < 3; ++i) {
+          if (auto v = a->get(i)->as_integer()) k.dims[i] = v->get();
+          else err(a->get(i), "[cluster] dims must hold integers");
+          if (k.dims[i] < 1 || k.dims[i] > 16) {
+            err(a->get(i), "[cluster] dims[" + std::to_string(i) + "] = " + std::to_string(k.dims[i]) + "; a cluster dimension is 1..16");
+            k.dims[i] = 1;
+          }
+        }
+        if (k.dims[1] != 1 || k.dims[2] != 1)
+          err(t->get("dims"), "[cluster] dims = [" + std::to_string(k.dims[0]) + ", " + std::to_string(k.dims[1]) + ", " +
+                                  std::to_string(k.dims[2]) + "]: PipeLink's grid is one-dimensional, so a cluster is [x, 1, 1]");
+        k.dims[1] = k.dims[2] = 1;
+      }
+    }
     if (const toml::table* t = table(root, "tiles")) {
       TilesDecl& d = c.tiles;
       d.present = true;
       d.loc = at(t);
-      known_keys(*t, "[tiles]", {"order", "tile", "extent"});
+      known_keys(*t, "[tiles]", {"order", "tile", "extent", "group"});
       d.order = str(*t, "order", "[tiles]", false, "row_major");
-      if (d.order != "row_major" && d.order != "col_major") err(t->get("order"), "[tiles] order must be 'row_major' or 'col_major'");
+      if (d.order != "row_major" && d.order != "col_major" && d.order != "grouped")
+        err(t->get("order"), "[tiles] order must be 'row_major', 'col_major' or 'grouped'");
+      if (d.order == "grouped") {
+        d.group = integer(*t, "group").value_or(0);
+        if (d.group < 1 || d.group > 4096)
+          err(t->get("group") ? t->get("group") : t, "[tiles] order = \"grouped\" needs group = G, the tiles along m of a band (1..4096)");
+      } else if (t->get("group")) {
+        err(t->get("group"), "[tiles] group is for order = \"grouped\"");
+      }
       const toml::array* tile = (*t)["tile"].as_array();
       if (!tile || tile->size() != 2) err(t, "[tiles] needs tile = [tile_m, tile_n]");
       else {

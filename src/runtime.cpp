@@ -121,6 +121,8 @@ Status Module::load(const std::string& cubin_path, const std::string& map_path) 
     std::istringstream ms(text);
     params_.clear();
     facts_.clear();
+    cluster_[0] = cluster_[1] = cluster_[2] = 1;
+    nonportable_ = false;
     for (std::string line; std::getline(ms, line);) {
       std::istringstream ls(line);
       std::string word;
@@ -133,6 +135,11 @@ Status Module::load(const std::string& cubin_path, const std::string& map_path) 
         Param p;
         ls >> name >> p.type >> p.slot;
         params_[name] = p;
+      } else if (word == "cluster") {
+        std::string np;
+        if (!(ls >> cluster_[0] >> cluster_[1] >> cluster_[2]) || !cluster_[0] || !cluster_[1] || !cluster_[2])
+          return Status::error("cubin '" + cubin_path + "': malformed cluster line in the launch manifest");
+        nonportable_ = (ls >> np) && np == "nonportable";
       } else if (word == "fact") {
         std::string name;
         long long v = 0;
@@ -164,6 +171,10 @@ Status Module::load(const std::string& cubin_path, const std::string& map_path) 
   if (CUresult r = cuFuncSetAttribute(fn_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem_));
       r != CUDA_SUCCESS)
     return Status::error(cu_error(r, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)"));
+  if (nonportable_) {
+    if (CUresult r = cuFuncSetAttribute(fn_, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1); r != CUDA_SUCCESS)
+      return Status::error(cu_error(r, "cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_ALLOWED)"));
+  }
   return {};
 }
 
@@ -212,6 +223,27 @@ Status Module::set_tensormap(const std::string& name, const CUtensorMap& m) {
   return {};
 }
 
+Status Module::max_active_clusters(int& clusters, CUstream stream) const {
+  if (!fn_) return Status::error("max_active_clusters before load");
+  CUlaunchAttribute attr[1];
+  attr[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attr[0].value.clusterDim.x = cluster_[0];
+  attr[0].value.clusterDim.y = cluster_[1];
+  attr[0].value.clusterDim.z = cluster_[2];
+  CUlaunchConfig cfg{};
+  cfg.gridDimX = cluster_blocks();
+  cfg.gridDimY = cfg.gridDimZ = 1;
+  cfg.blockDimX = threads_;
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  cfg.sharedMemBytes = smem_;
+  cfg.hStream = stream;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  if (CUresult r = cuOccupancyMaxActiveClusters(&clusters, fn_, &cfg); r != CUDA_SUCCESS)
+    return Status::error(cu_error(r, "cuOccupancyMaxActiveClusters"));
+  return {};
+}
+
 Status Module::launch(unsigned grid, CUstream stream) {
   if (!fn_) return Status::error("launch before load");
   for (const auto& [name, p] : params_)
@@ -222,6 +254,32 @@ Status Module::launch(unsigned grid, CUstream stream) {
   }
   if (report_) report_[0] = 0;
   void* kp[] = {&args_};
+  if (cluster_blocks() > 1) {
+    // The generated entry traps when launched without its cluster: the dimension is not optional.
+    if (grid % cluster_[0] != 0)
+      return Status::error("launch: the kernel runs in clusters of " + std::to_string(cluster_[0]) + " blocks; grid " +
+                           std::to_string(grid) + " is not a multiple of it");
+    CUlaunchAttribute attr[1];
+    attr[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr[0].value.clusterDim.x = cluster_[0];
+    attr[0].value.clusterDim.y = cluster_[1];
+    attr[0].value.clusterDim.z = cluster_[2];
+    CUlaunchConfig cfg{};
+    cfg.gridDimX = grid;
+    cfg.gridDimY = 1;
+    cfg.gridDimZ = 1;
+    cfg.blockDimX = threads_;
+    cfg.blockDimY = 1;
+    cfg.blockDimZ = 1;
+    cfg.sharedMemBytes = smem_;
+    cfg.hStream = stream;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    if (CUresult r = cuLaunchKernelEx(&cfg, fn_, kp, nullptr); r != CUDA_SUCCESS)
+      return Status::error(cu_error(r, ("cuLaunchKernelEx(cluster " + std::to_string(cluster_[0]) + "x" + std::to_string(cluster_[1]) +
+                                        "x" + std::to_string(cluster_[2]) + ")").c_str()));
+    return {};
+  }
   if (CUresult r = cuLaunchKernel(fn_, grid, 1, 1, threads_, 1, 1, smem_, stream, kp, nullptr); r != CUDA_SUCCESS)
     return Status::error(cu_error(r, "cuLaunchKernel"));
   return {};

@@ -6,6 +6,7 @@
 //   pipelink check <contract.toml>... [--map out.map] [--map-svg out.svg] [-arch=sm_90a] [--connect PORT=PIPE]
 //   pipelink compile <component.cu> -o out.ltoir [-arch=sm_90a] [-I dir] [-D NAME[=V]]
 //   pipelink header <contract.toml>... -o <name>.contract.h
+//   pipelink targets            the targets -arch accepts, their limits and where each comes from
 //   pipelink --version | --help
 //
 // A contract listed twice is instantiated twice. Repeatable options (-D, -I, -L, --connect, --set)
@@ -14,11 +15,13 @@
 // usage error (unknown option, missing argument, malformed --connect / --set).
 #include <CLI/CLI.hpp>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 
 #include "pipelink/pipelink.h"
+#include "pipelink/targets.h"
 
 #ifndef PIPELINK_VERSION
 #define PIPELINK_VERSION "0.0.0"
@@ -62,7 +65,7 @@ int run(int argc, char** argv) {
 
   std::vector<std::string> connects;
   auto common = [&](CLI::App* s) {
-    s->add_option("--arch", opt.arch, "target: sm_90a (default) or sm_90; also written -arch=sm_90a");
+    s->add_option("--arch", opt.arch, "target: " + pipelink::target_names() + " (default sm_90a; `pipelink targets` lists their limits); also written -arch=sm_90a");
     repeatable(s->add_option("-I", opt.include_dirs, "include directory for the generated unit / control (repeatable)"));
     repeatable(s->add_option("-D", opt.defines, "NAME[=VALUE]: preprocessor definition for the generated unit / control (repeatable)"));
     s->add_flag("-v,--verbose", opt.verbose, "pass timings and toolchain logs");
@@ -78,6 +81,9 @@ int run(int argc, char** argv) {
   link->add_flag("--emit-ptx", opt.emit_ptx, "write the linked PTX to <out>.ptx");
   link->add_flag("--control", opt.control, "build the monolithic control (one NVRTC program) instead");
   link->add_option("--kernel-name", opt.kernel_name, "name of the generated __global__ entry");
+  link->add_option("--cache-dir", opt.cache_dir,
+                   "reuse NVRTC output (the generated unit, the conformance probe) from this directory, keyed by a hash of "
+                   "source, options, PipeLink's device headers and the NVRTC version (default: $PIPELINK_CACHE_DIR; none: no cache)");
   common(link);
 
   CLI::App* check = app.add_subcommand("check", "check and allocate only; write nothing but the map (text and/or SVG)");
@@ -97,6 +103,8 @@ int run(int argc, char** argv) {
   CLI::App* header = app.add_subcommand("header", "write the C++ header a component includes for its contract");
   header->add_option("inputs", header_inputs, "the component's contract; several: variants of one source (their common part)")->required();
   header->add_option("-o", header_path, "output header (<name>.contract.h)")->required();
+
+  CLI::App* targets = app.add_subcommand("targets", "list the targets -arch accepts, with their limits and sources");
 
   // The modified-facts experiment's classic linking (bench/modified_facts): not for normal use.
   std::vector<std::string> sets;
@@ -142,6 +150,27 @@ int run(int argc, char** argv) {
     opt.fact_overrides[f.substr(0, eq)] = n;
   }
   bool ok = false;
+  if (*targets) {
+    std::printf("%-8s %-4s %11s %8s %9s %11s %6s %8s %10s %11s %14s %11s\n", "target", "CC", "smem/block",
+                "smem/SM", "barriers", "setmaxnreg", "wgmma", "regs/SM", "regs/block", "regs/thread", "threads/block",
+                "threads/SM");
+    for (const pipelink::TargetInfo& t : pipelink::targets())
+      std::printf("%-8s %-4s %11lld %8lld %9d %11s %6s %8lld %10lld %11d %14d %11d\n", t.arch, t.compute_capability,
+                  static_cast<long long>(t.max_smem_block), static_cast<long long>(t.smem_per_sm), t.named_barriers,
+                  t.setmaxnreg ? "yes" : "no", t.wgmma ? "yes" : "no", static_cast<long long>(t.regs_per_sm),
+                  static_cast<long long>(t.regs_per_block), t.max_regs_per_thread, t.max_threads, t.max_threads_per_sm);
+    std::printf("\nGPUs:\n");
+    for (const pipelink::TargetInfo& t : pipelink::targets()) std::printf("  %-8s %s\n", t.arch, t.gpus);
+    std::printf("\nsources:\n");
+    const pipelink::TargetInfo& t0 = pipelink::targets().front();
+    std::printf("  shared memory, registers, threads: %s\n  named barriers: %s\n  setmaxnreg: %s\n", t0.limits_source,
+                t0.barriers_source, t0.setmaxnreg_source);
+    for (const pipelink::TargetInstruction& i : pipelink::target_instructions())
+      std::printf("  %s: only %s; %s\n", i.name, i.targets, i.source);
+    return 0;
+  }
+  if (opt.cache_dir.empty())
+    if (const char* e = std::getenv("PIPELINK_CACHE_DIR")) opt.cache_dir = e;
   if (*header) {
     std::string h = pipelink::contract_header(header_inputs, diags);
     if (!h.empty()) {

@@ -3,7 +3,7 @@
 // linked and control), the MoE gate/up and down kernels, and the generated transfer.
 //
 //   bench_lvc --kernels DIR --util lvc_util.cubin --routing routing.cubin [--rounds 50]
-//             [--families gemm,qwen,moe,transfer] [--qwen-M 16,64,...] [--json PATH]
+//             [--families gemm,qwen,moe,transfer] [--qwen-M 16,64,...] [--qwen-kernels fused,...] [--json PATH]
 //
 // DIR holds <family>/<kernel>.cubin/.map and <kernel>_control.cubin/.map as the build makes them:
 //   gemm/gemm, qwen_mlp/{fused,gemm}{,_medium,_narrow,_small}, moe/{gate_up,down}, transfer/transfer.
@@ -48,25 +48,12 @@
 #include <string>
 #include <vector>
 
+#include "../common/bench.h"
 #include "pipelink/runtime.h"
 
 namespace {
 
-#define CU(x)                                                           \
-  do {                                                                  \
-    CUresult r_ = (x);                                                  \
-    if (r_ != CUDA_SUCCESS) {                                           \
-      std::fprintf(stderr, "%s\n", pipelink::cu_error(r_, #x).c_str()); \
-      std::exit(2);                                                     \
-    }                                                                   \
-  } while (0)
-
-void must(const pipelink::Status& s, const std::string& who) {
-  if (!s) {
-    std::fprintf(stderr, "%s: %s\n", who.c_str(), s.message.c_str());
-    std::exit(2);
-  }
-}
+using plbench::must;
 
 constexpr unsigned kWarmup = 3;
 constexpr double kTargetMs = 0.3;  // shortest timed region
@@ -74,22 +61,9 @@ constexpr unsigned kMaxReps = 64;
 enum Role { kLinked = 0, kControl = 1, kControlAgain = 2 };
 const char* kRoleName[3] = {"linked", "control", "control_again"};
 
-float bf16_to_f(uint16_t h) {
-  uint32_t u = uint32_t(h) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
+using plbench::bf16_to_f;
 
-struct Buf {
-  CUdeviceptr p = 0;
-  size_t bytes = 0;
-  Buf() = default;
-  explicit Buf(size_t n) : bytes(n) { CU(cuMemAlloc(&p, n)); }
-  ~Buf() { if (p) cuMemFree(p); }
-  Buf(const Buf&) = delete;
-  Buf& operator=(const Buf&) = delete;
-};
+using Buf = plbench::DeviceBuffer;
 
 // The helper kernels of lvc_util.cubin.
 struct Util {
@@ -182,18 +156,7 @@ struct Result {
   bool ok = false;
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n == 0 ? NAN : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-double quantile(std::vector<double> v, double q) {  // linear interpolation
-  std::sort(v.begin(), v.end());
-  if (v.empty()) return NAN;
-  const double pos = q * (v.size() - 1);
-  const size_t i = size_t(pos);
-  return i + 1 < v.size() ? v[i] + (pos - i) * (v[i + 1] - v[i]) : v[i];
-}
+double median(const std::vector<double>& v) { return plbench::stats_of(v).median; }  // bench/common's definition
 
 struct Ctx {
   CUstream s = nullptr;
@@ -203,42 +166,22 @@ struct Ctx {
   std::vector<Result> results;
   bool all_ok = true;
   unsigned long long seed = 0;
-  std::vector<CUevent> ev;
 };
 
-// Times the three modules of one configuration (see the header). launch(role) enqueues one run.
+// Times the three modules of one configuration (see the header) with bench/common's spin +
+// round-robin timer. launch(role) enqueues one run.
 void time_trio(Ctx& c, Result& r, const std::function<void(int)>& launch) {
-  CUevent e0 = c.ev[0], e1 = c.ev[1];
-  std::vector<double> est;
-  for (unsigned w = 0; w < kWarmup; ++w)
-    for (int role = 0; role < 3; ++role) {
-      CU(cuEventRecord(e0, c.s));
-      launch(role);
-      CU(cuEventRecord(e1, c.s));
-      CU(cuEventSynchronize(e1));
-      float t = 0;
-      CU(cuEventElapsedTime(&t, e0, e1));
-      est.push_back(t);
-    }
-  const double t_est = median(est);
-  r.reps = unsigned(std::min<double>(kMaxReps, std::max(1.0, std::ceil(kTargetMs / std::max(t_est, 1e-4)))));
-  // The host enqueues 3 * reps launches per round (a few us each): the spin covers that.
-  const unsigned long long spin_ns = 300000ull + 3ull * r.reps * 10000ull;
-  for (unsigned round = 0; round < c.rounds; ++round) {
-    c.util.gpu_spin(spin_ns);
-    for (int j = 0; j < 3; ++j) {
-      const int role = int((round + j) % 3);
-      CU(cuEventRecord(c.ev[2 * role], c.s));
-      for (unsigned k = 0; k < r.reps; ++k) launch(role);
-      CU(cuEventRecord(c.ev[2 * role + 1], c.s));
-    }
-    CU(cuStreamSynchronize(c.s));
-    for (int role = 0; role < 3; ++role) {
-      float t = 0;
-      CU(cuEventElapsedTime(&t, c.ev[2 * role], c.ev[2 * role + 1]));
-      r.ms[role].push_back(double(t) / r.reps);
-    }
-  }
+  std::vector<plbench::Contender> cs;
+  for (int role = 0; role < 3; ++role) cs.push_back({kRoleName[role], [&launch, role](CUstream) { launch(role); }, {}, 1});
+  plbench::TimerOptions o;
+  o.warmup = kWarmup;
+  o.rounds = c.rounds;
+  o.target_ms = kTargetMs;
+  o.max_reps = kMaxReps;
+  o.common_reps = true;
+  plbench::time_round_robin(cs, o, c.s, [&c](unsigned long long ns) { c.util.gpu_spin(ns); });
+  r.reps = cs[0].reps;
+  for (int role = 0; role < 3; ++role) r.ms[role] = cs[size_t(role)].ms;
 }
 
 // Poisons both outputs, runs linked (-> out_l) and control (-> out_c) once, compares on the GPU.
@@ -365,10 +308,12 @@ void run_gemm(Ctx& c, const std::string& dir) {
 // ---- Qwen3-32B gate/up: X[M,5120] . W[51200,5120]^T (+ SwiGLU) -----------------------------------
 constexpr unsigned kQHidden = 5120, kQInter = 25600, kQGateUp = 51200;
 
-void run_qwen(Ctx& c, const std::string& dir, const std::vector<unsigned>& Ms) {
+void run_qwen(Ctx& c, const std::string& dir, const std::vector<unsigned>& Ms, const std::string& only) {
   std::vector<std::unique_ptr<Trio>> trios;
   for (const char* k : {"fused", "fused_medium", "fused_narrow", "fused_small", "gemm", "gemm_medium", "gemm_narrow", "gemm_small"})
-    trios.push_back(load_trio(dir, "qwen_mlp", k));
+    if (only.empty() || ("," + only + ",").find(std::string(",") + k + ",") != std::string::npos)
+      trios.push_back(load_trio(dir, "qwen_mlp", k));
+  if (trios.empty()) return;
   const unsigned maxM = *std::max_element(Ms.begin(), Ms.end());
   Buf W(size_t(kQGateUp) * kQHidden * 2), X(size_t(maxM) * kQHidden * 2);
   Buf OL(size_t(maxM) * kQGateUp * 2), OC(size_t(maxM) * kQGateUp * 2);
@@ -606,20 +551,8 @@ std::vector<unsigned> parse_list(const std::string& s) {
   return v;
 }
 
-std::string jstr(const std::string& s) {
-  std::string o = "\"";
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') o += '\\';
-    o += ch;
-  }
-  return o + "\"";
-}
-std::string jnum(double v) {
-  if (!std::isfinite(v)) return "null";
-  char b[64];
-  std::snprintf(b, sizeof b, "%.9g", v);
-  return b;
-}
+std::string jstr(const std::string& s) { return plbench::Json::quote(s); }
+std::string jnum(double v) { return plbench::Json::number(v); }
 
 void write_json(const std::string& path, const Ctx& c, const std::string& device, const std::string& date) {
   std::ofstream f(path);
@@ -641,8 +574,9 @@ void write_json(const std::string& path, const Ctx& c, const std::string& device
         << ", \"min\": " << jnum(*std::min_element(r.ms[role].begin(), r.ms[role].end()))
         << ", \"max\": " << jnum(*std::max_element(r.ms[role].begin(), r.ms[role].end())) << "}";
     auto stats = [&](const char* name, const std::vector<double>& v) {
-      f << ",\n     \"" << name << "\": {\"median\": " << jnum(median(v)) << ", \"q1\": " << jnum(quantile(v, 0.25))
-        << ", \"q3\": " << jnum(quantile(v, 0.75)) << ", \"min\": " << jnum(*std::min_element(v.begin(), v.end()))
+      const plbench::Stats st = plbench::stats_of(v);
+      f << ",\n     \"" << name << "\": {\"median\": " << jnum(st.median) << ", \"q1\": " << jnum(st.q1)
+        << ", \"q3\": " << jnum(st.q3) << ", \"min\": " << jnum(*std::min_element(v.begin(), v.end()))
         << ", \"max\": " << jnum(*std::max_element(v.begin(), v.end())) << "}";
     };
     stats("sample_ratio_linked_control", ratio);
@@ -664,6 +598,7 @@ void write_json(const std::string& path, const Ctx& c, const std::string& device
 constexpr char kUsage[] =
     "usage: bench_lvc --kernels DIR --util lvc_util.cubin [--routing routing.cubin] [--rounds 50]\n"
     "                 [--families gemm,qwen,moe,transfer] [--qwen-M 16,64,256,1024,2048,4096,8192]\n"
+    "                 [--qwen-kernels fused,gemm,gemm_small,...]\n"
     "                 [--moe-T 512,4096,16384] [--json PATH]\n";
 
 }  // namespace
@@ -671,6 +606,7 @@ constexpr char kUsage[] =
 int main(int argc, char** argv) {
   std::string dir, util, routing, json;
   std::string families = "gemm,qwen,moe,transfer";
+  std::string qwen_kernels;  // --qwen-kernels fused,gemm_small: a subset (default all 8)
   std::vector<unsigned> qM = {16, 64, 256, 1024, 2048, 4096, 8192}, mT = {512, 4096, 16384};
   Ctx c;
   for (int i = 1; i < argc; ++i) {
@@ -688,6 +624,7 @@ int main(int argc, char** argv) {
     else if (a == "--rounds") c.rounds = std::max(1u, unsigned(std::stoul(next())));
     else if (a == "--families") families = next();
     else if (a == "--qwen-M") qM = parse_list(next());
+    else if (a == "--qwen-kernels") qwen_kernels = next();
     else if (a == "--moe-T") mT = parse_list(next());
     else if (a == "--json") json = next();
     else { std::fprintf(stderr, "unknown argument %s\n%s", a.c_str(), kUsage); return 2; }
@@ -695,21 +632,12 @@ int main(int argc, char** argv) {
   auto want = [&](const char* f) { return ("," + families + ",").find(std::string(",") + f + ",") != std::string::npos; };
   if (dir.empty() || util.empty() || (want("moe") && routing.empty())) { std::fputs(kUsage, stderr); return 2; }
 
-  CU(cuInit(0));
-  CUdevice dev;
-  CU(cuDeviceGet(&dev, 0));
-  CUcontext ctx;
-  CU(cuDevicePrimaryCtxRetain(&ctx, dev));
-  CU(cuCtxSetCurrent(ctx));
-  char name[256];
-  CU(cuDeviceGetName(name, sizeof name, dev));
-  int sms = 0;
-  CU(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
+  const plbench::Device dev = plbench::open_device();
+  const char* name = dev.name.c_str();
+  const int sms = dev.sms;
   c.sms = unsigned(sms);
-  CU(cuStreamCreate(&c.s, CU_STREAM_NON_BLOCKING));
+  c.s = dev.stream;
   c.util.load(util, c.s);
-  c.ev.resize(6);
-  for (CUevent& e : c.ev) CU(cuEventCreate(&e, CU_EVENT_DEFAULT));
   c.seed = static_cast<unsigned long long>(std::chrono::high_resolution_clock::now().time_since_epoch().count());
   char date[64];
   const std::time_t now = std::time(nullptr);
@@ -717,12 +645,11 @@ int main(int argc, char** argv) {
   std::printf("device: %s (%d SMs), %s; seed %llu; %u rounds after %u warm-up runs each\n", name, sms, date, c.seed, c.rounds, kWarmup);
 
   if (want("gemm")) run_gemm(c, dir);
-  if (want("qwen")) run_qwen(c, dir, qM);
+  if (want("qwen")) run_qwen(c, dir, qM, qwen_kernels);
   if (want("moe")) run_moe(c, dir, routing, mT);
   if (want("transfer")) run_transfer(c, dir);
 
   if (!json.empty()) write_json(json, c, name, date);
-  for (CUevent e : c.ev) cuEventDestroy(e);
   std::printf("\n%zu configurations; %s\n", c.results.size(), c.all_ok ? "PASS: every check passed" : "FAIL: a check failed");
   return c.all_ok ? 0 : 1;
 }

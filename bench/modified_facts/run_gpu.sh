@@ -22,7 +22,7 @@ for D in "$E"/*/; do
       continue
     fi
     timeout 60 "$B/bench/bench_moe" --gu "$W/gate_up.cubin" "$W/gate_up.map" --down "$B/examples/moe/down.cubin" "$B/examples/moe/down.map" \
-      --routing "$B/examples/moe/routing.cubin" --util "$B/bench/swiglu.cubin" --T 4096 --check-only --json "$W/check.json" >"$W/run.log" 2>&1
+      --routing "$B/examples/moe/routing.cubin" --util "$B/bench/bench_util.cubin" --T 4096 --check-only --json "$W/check.json" >"$W/run.log" 2>&1
     rc=$?
     finished=yes; note=""
     if [ $rc -eq 124 ]; then finished="no (hung: killed after 60 s)"

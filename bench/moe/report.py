@@ -1,26 +1,58 @@
-"""Merges bench_moe's and torch_moe.py's JSON into bench/results/moe.{json,md}."""
+"""Writes bench/results/moe.md from bench_moe's JSON (C++: linked vs control, the layer with its
+routing kernels) and bench_torch.py's JSON (Python: the same kernels and PyTorch's pipeline in one
+process). Usage: python3 bench/moe/report.py moe.json moe_torch.json moe.md"""
 import json
 import sys
 
-pl, th, md_path, json_path = sys.argv[1:5]
-p = json.load(open(pl))
-t = {r["T"]: r for r in json.load(open(th))["results"]}
-rows = []
-for r in p["results"]:
-    base = t.get(r["T"], {})
-    rows.append(dict(r, torch_ms=base.get("ms"), speedup_vs_torch=(base["ms"] / r["layer_ms"]) if base else None))
-json.dump({"device": p["device"], "seed": p["seed"], "iters": p["iters"], "ok": p["ok"], "results": rows}, open(json_path, "w"), indent=1)
-with open(md_path, "w") as f:
-    f.write("# Qwen3-30B-A3B expert layer (hidden 2048, intermediate 768, 128 experts, top-8)\n\n")
-    f.write(f"{p['device']}, median of {p['iters']} runs; PyTorch pipeline (torch._grouped_mm) measured in the same run. "
-            f"All checks {'passed' if p['ok'] else '**did not pass**'}.\n\n")
-    f.write("| tokens | rows (padded) | PipeLink layer ms | TFLOP/s | route ms | gate/up ms | down ms | PyTorch ms | speedup | "
-            "gate/up linked/control | down linked/control | rel err |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-    for r in rows:
-        gc = r["gate_up_ms"] / r["gate_up_control_ms"] if r["gate_up_control_ms"] else float("nan")
-        dc = r["down_ms"] / r["down_control_ms"] if r["down_control_ms"] else float("nan")
-        tm = f"{r['torch_ms']:.3f}" if r["torch_ms"] else "—"
-        sp = f"{r['speedup_vs_torch']:.2f}x" if r["speedup_vs_torch"] else "—"
-        f.write(f"| {r['T']} | {r['rows']} | {r['layer_ms']:.3f} | {r['expert_tflops']:.0f} | {r['route_ms']:.3f} | {r['gate_up_ms']:.3f} | "
-                f"{r['down_ms']:.3f} | {tm} | {sp} | {gc:.3f} | {dc:.3f} | {r['rel_err']:.2e} |\n")
-print(open(md_path).read())
+cpp, py, out = sys.argv[1:4]
+c = json.load(open(cpp))
+t = {r["T"]: r for r in json.load(open(py))["results"]}
+tj = json.load(open(py))
+
+
+def ms(s):
+    return f"{s['median']:.3f} ±{100 * s['spread']:.1f}%"
+
+
+def ratio(r):
+    return f"{r['median']:.3f} [{r['q1']:.3f}, {r['q3']:.3f}] {r['verdict']}"
+
+
+L = ["# Qwen3-30B-A3B expert layer (hidden 2048, intermediate 768, 128 experts, top-8)\n",
+     f"{c['device']}. Data: {c['data']}. Median ± spread (spread = (q3 − q1) / (2·median)); ratios per round, median "
+     "[q1, q3], \"faster\"/\"slower\" only when the quartiles exclude 1.\n",
+     f"## PipeLink against PyTorch, one process (bench/moe/bench_torch.py, {tj['date']}, torch {tj['torch']})\n",
+     "The PipeLink kernels launched on torch tensors through `import pipelink` (routing.cubin's kernels through "
+     "`pipelink.Function`), PyTorch's `torch._grouped_mm` pipeline on the same weights and inputs, one timer. "
+     f"All checks {'passed' if tj['all_ok'] else '**did not pass**'} (per element against an fp32 reference of the same routing, "
+     "and against each other).\n",
+     "| tokens | PipeLink gate/up ms | PyTorch gather + gate/up + SwiGLU ms | ratio | PipeLink down + combine ms | PyTorch down + scale + "
+     "index_add ms | ratio | PipeLink layer ms | PyTorch layer ms | layer ratio | worst err/tol PipeLink, PyTorch |",
+     "|---:|---|---|---|---|---|---|---|---|---|---|"]
+for T, r in t.items():
+    e, k = r["entries"], r["claims"]
+    L.append(f"| {T} | {ms(e['pipelink gate/up']['ms'])} | {ms(e['torch gate/up (gather + grouped_mm + SwiGLU)']['ms'])} | "
+             f"{ratio(k['pipelink gate/up / torch gate/up'])} | {ms(e['pipelink down (+ combine, Y zeroed)']['ms'])} | "
+             f"{ms(e['torch down (grouped_mm + scale + index_add)']['ms'])} | {ratio(k['pipelink down / torch down'])} | "
+             f"{ms(e['pipelink layer (routing kernels, 1 host read)']['ms'])} | {ms(e['torch layer (same rounds)']['ms'])} | "
+             f"{ratio(k['pipelink layer / torch layer (no spin, same rounds)'])} | "
+             f"{r['check_pipelink']['worst_err_over_tol']:.2f}, {r['check_torch']['worst_err_over_tol']:.2f} |")
+L += ["",
+      "The layer rows: the PipeLink layer reads its padded row total back to the host once (routing), so both layers are "
+      "timed in a round robin of their own, in the same rounds. The PyTorch layer behind a spin (no host read in it) is in "
+      "`moe_torch.md`.\n",
+      f"## The layer with its routing kernels, linked against control (bench_moe, C++, {c['date']})\n",
+      f"All checks {'passed' if c['ok'] else '**did not pass**'} (Y of 64 sampled tokens per element against a CPU double "
+      "recomputation of the whole layer; the poisoned intermediate fully written).\n",
+      "| tokens | rows (padded) | layer ms | expert TFLOP/s | route ms | gate/up ms | down ms | gate/up linked / control | "
+      "down linked / control | worst err/tol | SM MHz before → after |",
+      "|---:|---:|---|---:|---|---|---|---|---|---:|---|"]
+for r in c["results"]:
+    if "layer_ms" not in r:
+        continue
+    L.append(f"| {r['T']} | {r['rows']} | {ms(r['layer_ms'])} | {r['expert_flops'] / r['layer_ms']['median'] / 1e9:.0f} | "
+             f"{ms(r['route_ms'])} | {ms(r['gate_up_ms'])} | {ms(r['down_ms'])} | {ratio(r['gate_up_linked_over_control']['ratio'] | {'verdict': r['gate_up_linked_over_control']['verdict']})} | "
+             f"{ratio(r['down_linked_over_control']['ratio'] | {'verdict': r['down_linked_over_control']['verdict']})} | "
+             f"{r['check']['y']['worst_err_over_tol']:.2f} | {r['clocks_before']['sm_mhz']:.0f} → {r['clocks_after']['sm_mhz']:.0f} |")
+open(out, "w").write("\n".join(L) + "\n")
+print(open(out).read())

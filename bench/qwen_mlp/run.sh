@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Runs the Qwen3-32B MLP gate/up + SwiGLU benchmark on the GPU: the PipeLink kernels of
-# build/examples/qwen_mlp/ (fused, fused_control, gemm, gemm_control; any that are not built are
-# skipped) against cuBLASLt + SwiGLU, checked against an fp32 reference, then timed.
+# build/examples/qwen_mlp/ (every variant, linked and control; any that are not built are
+# skipped) against the best cuBLAS (autotuned cuBLASLt, cublasGemmEx) + SwiGLU, checked per
+# element against an fp32 reference, then timed. The PyTorch comparison in the same process is
+# bench/qwen_mlp/bench_torch.py (bench/gpu/run.sh runs both).
 #
-# Usage: bash bench/qwen_mlp/run.sh [build-dir] [more bench_qwen_mlp arguments, e.g. --M 16,4096 --iters 50]
+# Usage: bash bench/qwen_mlp/run.sh [build-dir] [more bench_qwen_mlp arguments, e.g. --M 16,4096 --rounds 50]
 # Writes bench/results/qwen_mlp.json and bench/results/qwen_mlp.md, and copies both to $OUT if set.
 # Exit status: the bench's (0 all checks passed, 1 a check failed, 2 setup error), 124 on timeout.
 set -uo pipefail
@@ -14,7 +16,7 @@ BENCH=$B/bench/bench_qwen_mlp
 K=$B/examples/qwen_mlp
 RES=${RESULTS_DIR:-bench/results}   # the GPU test points this elsewhere
 
-if [ ! -x "$BENCH" ] || [ ! -f "$B/bench/swiglu.cubin" ]; then
+if [ ! -x "$BENCH" ] || [ ! -f "$B/bench/swiglu.cubin" ] || [ ! -f "$B/bench/bench_util.cubin" ]; then
   echo "run.sh: $BENCH not built; building it in $B"
   command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
   cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build "$B" --target bench_qwen_mlp -j"$(nproc)" || exit 2

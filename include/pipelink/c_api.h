@@ -55,7 +55,8 @@ PL_C_EXPORT void pl_options_free(pl_options* o);
  *   output       -o: the cubin to write ("" writes none; the result holds it anyway)
  *   map          --map: the map to write
  *   map_svg      --map-svg: the map as a picture (SVG) to write
- *   arch         -arch (default sm_90a)
+ *   arch         -arch (default sm_90a; sm_100a, sm_103a, sm_120a, sm_90: see pipelink/targets.h)
+ *   cache_dir    --cache-dir (NVRTC output reused across links; default none)
  *   kernel_name  --kernel-name (default pipelink_kernel)
  *   control, save_temps, emit_ptx, verbose     "0" or "1"
  * An unknown key or a malformed value is an error (nothing is set). */
@@ -128,6 +129,22 @@ PL_C_EXPORT int plrt_checked_report(const plrt_kernel* k, char* buf, size_t size
 PL_C_EXPORT int plrt_bf16_tensor_map(void* out128, unsigned long long base, unsigned long long rows,
                                      unsigned long long cols, unsigned long long row_stride_bytes, unsigned box_rows,
                                      unsigned box_cols, int swizzle_bytes, int l2_promotion_bytes, char* err, size_t err_size);
+
+/* ---- plain kernels next to the linked ones (e.g. MoE routing) ------------------------------------ */
+
+typedef struct plrt_function plrt_function;
+
+/* Loads the entry point `name` (C linkage) of a plain cubin into the primary context of CUDA device
+ * `device`, as plrt_kernel_load does for a linked kernel. */
+PL_C_EXPORT int plrt_function_load(const char* cubin_path, const char* name, int device, plrt_function** out, char* err,
+                                   size_t err_size);
+PL_C_EXPORT void plrt_function_free(plrt_function* f);
+
+/* cuLaunchKernel of grid x block threads (1-D) with smem_bytes of dynamic shared memory on `stream`
+ * (NULL: the legacy default stream); args as cuLaunchKernel's kernelParams: one pointer to each
+ * argument's value, in order. The caller must pass the kernel's exact argument types. */
+PL_C_EXPORT int plrt_function_launch(plrt_function* f, unsigned grid, unsigned block, unsigned smem_bytes, void* stream,
+                                     void** args, char* err, size_t err_size);
 
 #ifdef __cplusplus
 }

@@ -95,6 +95,13 @@ struct PortDecl {
   Expr per_tile;
   SourceLoc per_tile_loc;
   bool per_tile_declared = false;
+  // Producers only, completion = "tx": the stage is filled jointly by `multicast` blocks of the
+  // thread-block cluster (consecutive ranks), each copying its share of the tensors listed in
+  // multicast_tensors into the same stage of every block of the group (TMA .multicast::cluster).
+  // 1 = this block only. Consumers of such a pipe release the stage in every block of the group.
+  int64_t multicast = 1;
+  std::vector<std::string> multicast_tensors;
+  SourceLoc multicast_loc;
   SourceLoc loc;
 };
 
@@ -116,10 +123,21 @@ struct AssertDecl {
 
 struct TilesDecl {
   bool present = false;
-  std::string order = "row_major";
+  std::string order = "row_major";   // row_major | col_major | grouped
+  int64_t group = 0;                  // grouped: tiles along m per band (a multiple of the cluster)
   Quantity tile_m, tile_n;
   std::string extent_m, extent_n;
   SourceLoc loc;
+};
+
+// [cluster]: the thread-block cluster the component is written for. dims = [x, y, z]; PipeLink's
+// grid is one-dimensional, so y = z = 1. A component without [cluster] is cluster-agnostic.
+struct ClusterDecl {
+  bool present = false;
+  int64_t dims[3] = {1, 1, 1};
+  bool nonportable = false;   // allow_nonportable = true: a size above the portable 8 (up to 16)
+  SourceLoc loc;              // the [cluster] table
+  int64_t size() const { return dims[0] * dims[1] * dims[2]; }
 };
 
 struct Contract {
@@ -146,6 +164,7 @@ struct Contract {
   std::vector<ParamDecl> params;
   std::vector<AssertDecl> asserts;
   TilesDecl tiles;
+  ClusterDecl cluster;
 };
 
 }  // namespace pipelink

@@ -38,6 +38,11 @@ struct Port {
   unsigned part;                  // index of this instance among its component's instances on this port end
   unsigned parts;                 // number of its component's instances on this port end
   unsigned pipe;                  // the pipe's index in the link (its name in the map; PL_CHECKED messages)
+  // Cluster multicast (the producer's `multicast = N`): each stage is filled jointly by the N
+  // blocks of this block's group, and released by the consumers of all of them. mcast_mask is the
+  // group of rank 0, ((1 << N) - 1); rank r's group is mcast_mask << (r / N * N). 0 / 1 = none.
+  unsigned mcast_mask;
+  unsigned mcast_blocks;
 };
 
 struct Slots {
@@ -192,6 +197,58 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const TensorMap* map, uns
       ::"r"(smem_addr(dst)), "l"(map), "r"(mbar), "r"(c0), "r"(c1)
       : "memory");
 }
+// ---- Thread-block clusters ------------------------------------------------------------------
+// A link whose contracts declare [cluster] dims = [N, 1, 1] launches clusters of N consecutive
+// blocks (blockIdx.x = N c + rank). The generated entry initialises every mbarrier, makes the
+// initialisation visible to the cluster (fence.mbarrier_init.release.cluster) and syncs the
+// cluster before any component runs, and syncs it again before the block exits (a peer may still
+// copy into this block's shared memory or arrive on its mbarriers). pl::cluster_blocks() is the
+// link's cluster size (1 without a cluster), folded to an immediate by nvJitLink -lto.
+#ifndef PL_CLASSIC
+}  // namespace pl
+extern "C" __device__ const unsigned pl_cluster_blocks;  // defined by the generated unit
+namespace pl {
+__device__ __forceinline__ unsigned cluster_blocks() { return pl_cluster_blocks; }
+#else
+__device__ __forceinline__ unsigned cluster_blocks() { return 1u; }  // classic links have no cluster
+#endif
+// This block's rank in its cluster (0 without a cluster).
+__device__ __forceinline__ unsigned cluster_rank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+// The shared::cluster address of `addr` (a shared::cta address of this block) in block `rank`.
+__device__ __forceinline__ unsigned cluster_map(unsigned addr, unsigned rank) {
+  unsigned r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(addr), "r"(rank));
+  return r;
+}
+// Arrives on the mbarrier at `addr` (this block's shared::cta address) in block `rank` of the
+// cluster. Release at CTA scope (the PTX default, as CUTLASS's cluster barriers do): it signals
+// that this block's reads of a stage are done, so the peer may copy into it. A cluster-scope
+// release (.release.cluster) orders through L2 on every arrive: on an H200 it halved the
+// throughput of the 2-block GEMM (bench/results/cluster.md, 2026-11-30).
+__device__ __forceinline__ void mbar_arrive_remote(unsigned addr, unsigned rank) {
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(cluster_map(addr, rank)) : "memory");
+}
+// The whole cluster: every thread of every block arrives, then waits (the generated entry does
+// this around the components; a component needs it only for its own cluster protocol).
+__device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.release;" ::: "memory"); }
+__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.acquire;" ::: "memory"); }
+__device__ __forceinline__ void cluster_sync() { cluster_arrive(); cluster_wait(); }
+// 2-D TMA load multicast: the box lands at the same shared-memory offset `dst` in every block of
+// `mask` (bit r = rank r), and each copy completes its bytes on the mbarrier at offset `mbar` of
+// that block. The mask comes from the link (pl::PipeWriter::multicast_mask()), never a literal.
+__device__ __forceinline__ void tma_load_2d_multicast(void* dst, const TensorMap* map, unsigned mbar, int c0, int c1,
+                                                      unsigned mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%3, %4}], [%2], %5;"
+      ::"r"(smem_addr(dst)), "l"(map), "r"(mbar), "r"(c0), "r"(c1), "h"(static_cast<unsigned short>(mask))
+      : "memory");
+}
+
 __device__ __forceinline__ void prefetch_tmap(const TensorMap* map) {
   asm volatile("prefetch.tensormap [%0];" ::"l"(map) : "memory");
 }
@@ -230,6 +287,17 @@ struct PipeWriter {
   __device__ __forceinline__ void advance() {
     if (++stage == p->stages) { stage = 0; phase ^= 1u; }
   }
+  // A multicast pipe (the port's `multicast = N`): the blocks of this block's group (bit r =
+  // rank r), this block's share among them (0..N-1) and N. Without multicast: this block alone.
+  __device__ __forceinline__ unsigned multicast_blocks() const {
+    return cluster_blocks() > 1 && p->mcast_blocks > 1 ? p->mcast_blocks : 1u;
+  }
+  __device__ __forceinline__ unsigned multicast_part() const {
+    return multicast_blocks() > 1 ? cluster_rank() % p->mcast_blocks : 0u;
+  }
+  __device__ __forceinline__ unsigned multicast_mask() const {
+    return multicast_blocks() > 1 ? p->mcast_mask << (cluster_rank() - multicast_part()) : 1u;
+  }
 };
 
 // Consumer end. Per stage: wait() → read → release() → advance().
@@ -250,9 +318,19 @@ struct PipeReader {
   // proxy (TMA), and on sm_90a it also keeps the arrive from overtaking ldmatrix reads still in
   // flight: without it ptxas 13.0 scheduled the arrive above the last LDSM's consumers and the
   // TMA overwrote data being read (seen on an H200, examples/gemm, 2026-11-29).
+  // On a multicast pipe the stage is refilled by every block of the group, so the release
+  // reaches the empty barrier of each of them (remote arrives; the count is the linker's).
   __device__ __forceinline__ void release() const {
     fence_async_shared();
-    mbar_arrive(empty_bar());
+    if (cluster_blocks() > 1 && p->mcast_blocks > 1) {
+      const unsigned me = cluster_rank(), first = me - me % p->mcast_blocks;
+      for (unsigned r = first; r < first + p->mcast_blocks; ++r) {
+        if (r == me) mbar_arrive(empty_bar());
+        else mbar_arrive_remote(empty_bar(), r);
+      }
+    } else {
+      mbar_arrive(empty_bar());
+    }
   }
   __device__ __forceinline__ void advance() {
     if (++stage == p->stages) { stage = 0; phase ^= 1u; }

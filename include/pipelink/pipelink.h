@@ -34,6 +34,7 @@ struct LinkOptions {
   bool emit_ptx = false;            // keep the linked PTX in the result (always kept with save_temps)
   bool save_temps = false;          // keep generated source (and PTX) next to the output
   bool verbose = false;             // pass timings and toolchain logs to stderr
+  std::string cache_dir;            // --cache-dir: NVRTC output reused across links ("" = no cache)
 };
 
 struct LinkResult {

@@ -54,8 +54,15 @@ class Module {
   Status set_u64(const std::string& name, unsigned long long v);
   Status set_f32(const std::string& name, float v);          // the word's low 32 bits hold v's bits
   Status set_tensormap(const std::string& name, const CUtensorMap& m);
-  // Launches `grid` blocks of threads() threads with smem_bytes() of dynamic shared memory.
+  // Launches `grid` blocks of threads() threads with smem_bytes() of dynamic shared memory. A
+  // cluster link (the manifest's `cluster` line) launches through cuLaunchKernelEx with the
+  // cluster dimension; its grid must then be a multiple of cluster_blocks().
   Status launch(unsigned grid, CUstream stream = nullptr);
+  // Blocks per cluster (1: the link has no cluster), from the verified manifest.
+  unsigned cluster_blocks() const { return cluster_[0] * cluster_[1] * cluster_[2]; }
+  // How many clusters of this kernel can be resident at once (cuOccupancyMaxActiveClusters; for a
+  // link without a cluster, blocks): a persistent grid is this times cluster_blocks().
+  Status max_active_clusters(int& clusters, CUstream stream = nullptr) const;
 
   // A resolved fact from the map (e.g. a tile size the host needs for a tensor map's box).
   bool fact(const std::string& name, long long& value) const;
@@ -83,6 +90,8 @@ class Module {
   CUfunction fn_ = nullptr;
   std::string kernel_;
   unsigned threads_ = 0, smem_ = 0;
+  unsigned cluster_[3] = {1, 1, 1};
+  bool nonportable_ = false;
   std::map<std::string, Param> params_;
   std::map<std::string, long long> facts_;
   std::vector<std::string> pipes_;      // pipe names in link order (the map's pipes section)

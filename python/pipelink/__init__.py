@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 __all__ = [
-    "Diagnostic", "LinkError", "LinkResult", "CudaError", "Kernel", "TensorMap",
+    "Diagnostic", "LinkError", "LinkResult", "CudaError", "Kernel", "Function", "TensorMap",
     "link", "check", "compile", "tensor_map", "library_dir", "Selection",
 ]
 
@@ -140,6 +140,12 @@ class _Libs:
             U64 = ctypes.c_ulonglong
             lib.plrt_bf16_tensor_map.argtypes = [P, U64, U64, U64, U64, ctypes.c_uint, ctypes.c_uint, I, I, E, S]
             lib.plrt_bf16_tensor_map.restype = I
+            lib.plrt_function_load.argtypes = [CP, CP, I, ctypes.POINTER(P), E, S]
+            lib.plrt_function_load.restype = I
+            lib.plrt_function_free.argtypes = [P]
+            lib.plrt_function_free.restype = None
+            lib.plrt_function_launch.argtypes = [P, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, P, ctypes.POINTER(P), E, S]
+            lib.plrt_function_launch.restype = I
             self._rt = lib
         return self._rt
 
@@ -693,6 +699,85 @@ class Kernel:
     def __repr__(self) -> str:
         return (f"<pipelink.Kernel {self.name} from '{self.cubin_path}': {self.threads} threads, {self.smem_bytes} B smem, "
                 f"params {self.params}>")
+
+
+_CTYPES = {"ptr": ctypes.c_ulonglong, "u32": ctypes.c_uint, "i32": ctypes.c_int, "u64": ctypes.c_ulonglong,
+           "f32": ctypes.c_float}
+
+
+class Function:
+    """A plain kernel (not linked: e.g. the MoE routing kernels), loaded from a cubin by its entry
+    point name (C linkage) into its device's primary context, and launched with arguments typed by
+    `signature`, a list of "ptr", "u32", "i32", "u64", "f32" in the kernel's order:
+
+        topk = pipelink.Function("routing.cubin", "moe_topk", ["ptr", "u32", "u32", "ptr", "ptr", "ptr", "ptr"])
+        topk.launch(grid, 256, logits, T, 128, counts, topk_e, topk_w, topk_pos)   # torch's current stream
+
+    ptr takes a CUDA tensor (its data_ptr) or an int address; the others an int or a number in
+    range. The types must match the kernel's: the driver cannot check them."""
+
+    def __init__(self, cubin: PathLike, name: str, signature: Sequence[str], device: Optional[int] = None) -> None:
+        self._h = None
+        cubin = os.fspath(cubin)
+        if not os.path.isfile(cubin):
+            raise FileNotFoundError(f"pipelink.Function: no cubin file '{cubin}'")
+        for t in signature:
+            if t not in _CTYPES:
+                raise ValueError(f"pipelink.Function: argument type {t!r}: use one of {', '.join(_CTYPES)}")
+        if device is None:
+            device = 0
+            t = sys.modules.get("torch")
+            if t is not None and t.cuda.is_available():
+                device = t.cuda.current_device()
+        lib = _libs.rt
+        h = ctypes.c_void_p()
+        err = ctypes.create_string_buffer(_ERR_SIZE)
+        if lib.plrt_function_load(_b(cubin), name.encode(), int(device), ctypes.byref(h), err, _ERR_SIZE) != 0:
+            raise CudaError(f"pipelink.Function('{cubin}', '{name}'): " + err.value.decode(errors="replace"))
+        self._h, self._lib = h.value, lib
+        self.name, self.signature, self.device = name, list(signature), int(device)
+
+    def launch(self, grid: int, block: int, *args: Any, smem_bytes: int = 0, stream: Any = None) -> None:
+        """Launches grid x block threads (1-D) with `args` in signature order; asynchronous, on
+        torch's current stream by default (see Kernel.launch)."""
+        if self._h is None:
+            raise ValueError("pipelink.Function: closed")
+        if len(args) != len(self.signature):
+            raise TypeError(f"pipelink.Function {self.name}: {len(self.signature)} arguments expected, got {len(args)}")
+        vals = []
+        for i, (ty, v) in enumerate(zip(self.signature, args)):
+            what = f"argument {i} of {self.name}"
+            if ty == "ptr":
+                if _is_tensor(v):
+                    if v.device.type != "cuda":
+                        raise ValueError(f"pipelink.Function: {what} (ptr): tensor is on {v.device}")
+                    v = v.data_ptr()
+                vals.append(_CTYPES[ty](Kernel._int(what, ty, v, 0, _U64)))
+            elif ty == "f32":
+                vals.append(ctypes.c_float(float(v)))
+            else:
+                lo, hi = {"u32": (0, _U32), "i32": (-(1 << 31), 1 << 31), "u64": (0, _U64)}[ty]
+                vals.append(_CTYPES[ty](Kernel._int(what, ty, v, lo, hi)))
+        ptrs = (ctypes.c_void_p * max(1, len(vals)))(*[ctypes.cast(ctypes.byref(x), ctypes.c_void_p) for x in vals])
+        err = ctypes.create_string_buffer(_ERR_SIZE)
+        st = Kernel._stream(self, stream)  # uses self.device
+        if self._lib.plrt_function_launch(self._h, int(grid), int(block), int(smem_bytes), ctypes.c_void_p(st),
+                                          ctypes.cast(ptrs, ctypes.POINTER(ctypes.c_void_p)), err, _ERR_SIZE) != 0:
+            raise CudaError("pipelink.Function: " + err.value.decode(errors="replace"))
+
+    def close(self) -> None:
+        if self._h is not None:
+            self._lib.plrt_function_free(self._h)
+            self._h = None
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 — interpreter shutdown
+            pass
+
+    def __repr__(self) -> str:
+        return f"<pipelink.Function {self.name}({', '.join(self.signature)})>"
 
 
 # ---- several linked variants, one chosen per launch shape --------------------------------------

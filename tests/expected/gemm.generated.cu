@@ -12,6 +12,8 @@ extern "C" __device__ const unsigned pl_fact_stages = 4;  // provided by tma_loa
 extern "C" __device__ const unsigned pl_fact_tile_k = 32;  // provided by mma_consumer
 extern "C" __device__ const unsigned pl_fact_tile_m = 128;  // provided by mma_consumer
 extern "C" __device__ const unsigned pl_fact_tile_n = 128;  // provided by mma_consumer
+// the thread-block cluster (pl::cluster_blocks()): 1 = no cluster
+extern "C" __device__ const unsigned pl_cluster_blocks = 1;
 #ifdef PL_CHECKED
 // Checked builds: pipe names for timed-out waits, and the flag that drains the kernel after one.
 extern "C" __device__ const char* const pl_pipe_names[] = {"ab", "c"};
@@ -33,7 +35,7 @@ __device__ const pl::Slots pl_slots_0 = {
     {0, 0, 0, 0},  // named barrier ids
     {0, 0, 0, 0},  // named barrier threads
     {0, 0, 0, 0, 0, 0, 0, 0},  // mbarrier groups
-    {{131072, 16384, 4, 196608, 196640, 16384, {0, 8192, 0, 0}, {128, 128, 0, 0}, {32, 32, 0, 0}, 0, 1, 0}  /* port 'ab' -> pipe 'ab' */,
+    {{131072, 16384, 4, 196608, 196640, 16384, {0, 8192, 0, 0}, {128, 128, 0, 0}, {32, 32, 0, 0}, 0, 1, 0, 0, 0}  /* port 'ab' -> pipe 'ab' */,
      {},
      {},
      {}},
@@ -45,8 +47,8 @@ __device__ const pl::Slots pl_slots_1 = {
     {1, 0, 0, 0},  // named barrier ids
     {128, 0, 0, 0},  // named barrier threads
     {0, 0, 0, 0, 0, 0, 0, 0},  // mbarrier groups
-    {{131072, 16384, 4, 196608, 196640, 0, {0, 8192, 0, 0}, {128, 128, 0, 0}, {32, 32, 0, 0}, 0, 2, 0}  /* port 'ab' -> pipe 'ab' */,
-     {0, 65536, 2, 196672, 196688, 0, {0, 0, 0, 0}, {128, 0, 0, 0}, {128, 0, 0, 0}, 0, 2, 1}  /* port 'c' -> pipe 'c' */,
+    {{131072, 16384, 4, 196608, 196640, 0, {0, 8192, 0, 0}, {128, 128, 0, 0}, {32, 32, 0, 0}, 0, 2, 0, 0, 0}  /* port 'ab' -> pipe 'ab' */,
+     {0, 65536, 2, 196672, 196688, 0, {0, 0, 0, 0}, {128, 0, 0, 0}, {128, 0, 0, 0}, 0, 2, 1, 0, 0}  /* port 'c' -> pipe 'c' */,
      {},
      {}},
     {0, 0, 0, 0, 0, 0, 0, 0},  // param slots
@@ -57,8 +59,8 @@ __device__ const pl::Slots pl_slots_2 = {
     {2, 0, 0, 0},  // named barrier ids
     {128, 0, 0, 0},  // named barrier threads
     {0, 0, 0, 0, 0, 0, 0, 0},  // mbarrier groups
-    {{131072, 16384, 4, 196608, 196640, 0, {0, 8192, 0, 0}, {128, 128, 0, 0}, {32, 32, 0, 0}, 1, 2, 0}  /* port 'ab' -> pipe 'ab' */,
-     {0, 65536, 2, 196672, 196688, 0, {0, 0, 0, 0}, {128, 0, 0, 0}, {128, 0, 0, 0}, 1, 2, 1}  /* port 'c' -> pipe 'c' */,
+    {{131072, 16384, 4, 196608, 196640, 0, {0, 8192, 0, 0}, {128, 128, 0, 0}, {32, 32, 0, 0}, 1, 2, 0, 0, 0}  /* port 'ab' -> pipe 'ab' */,
+     {0, 65536, 2, 196672, 196688, 0, {0, 0, 0, 0}, {128, 0, 0, 0}, {128, 0, 0, 0}, 1, 2, 1, 0, 0}  /* port 'c' -> pipe 'c' */,
      {},
      {}},
     {0, 0, 0, 0, 0, 0, 0, 0},  // param slots
@@ -69,7 +71,7 @@ __device__ const pl::Slots pl_slots_3 = {
     {0, 0, 0, 0},  // named barrier ids
     {0, 0, 0, 0},  // named barrier threads
     {0, 0, 0, 0, 0, 0, 0, 0},  // mbarrier groups
-    {{0, 65536, 2, 196672, 196688, 0, {0, 0, 0, 0}, {128, 0, 0, 0}, {128, 0, 0, 0}, 0, 1, 1}  /* port 'c' -> pipe 'c' */,
+    {{0, 65536, 2, 196672, 196688, 0, {0, 0, 0, 0}, {128, 0, 0, 0}, {128, 0, 0, 0}, 0, 1, 1, 0, 0}  /* port 'c' -> pipe 'c' */,
      {},
      {},
      {}},

@@ -8,7 +8,8 @@ for case_dir in "$@"; do
   (
     cd "$case_dir" || exit 1
     scratch=$(mktemp -d); mkdir -p "$scratch/obj" "$scratch/out"
-    for cu in *.cu; do [ -e "$cu" ] && "$bin" compile "$cu" -o "$scratch/obj/${cu%.cu}.ltoir"; done
+    # shellcheck disable=SC2046
+    for cu in *.cu; do [ -e "$cu" ] && "$bin" compile "$cu" $(cat compile_args 2>/dev/null) -o "$scratch/obj/${cu%.cu}.ltoir"; done
     args=$(sed -e "s#@OBJ@#$scratch/obj#g" -e "s#@OUT@#$scratch/out#g" args)
     # shellcheck disable=SC2086
     "$bin" $args 2>"$scratch/stderr" >/dev/null

@@ -10,6 +10,7 @@
 #   expect.h      (optional) the exact header written to @OUT@/out.h (pipelink header)
 #   expect.rc     (optional) the exit status; default 1 if expect.txt has "error:", else 0
 #   *.cu          (optional) component sources, compiled first with `pipelink compile`
+#   compile_args  (optional) more arguments for those compiles (-arch=sm_100a)
 # On a failed link the case also checks that nothing was written to @OUT@.
 set -u
 bin=$(realpath "$1"); case_dir=$2
@@ -19,7 +20,8 @@ mkdir -p "$scratch/obj" "$scratch/out"
 cd "$case_dir" || exit 1
 for cu in *.cu; do
   [ -e "$cu" ] || continue
-  "$bin" compile "$cu" -o "$scratch/obj/${cu%.cu}.ltoir" || { echo "FAIL $name: cannot compile $cu"; exit 1; }
+  # shellcheck disable=SC2046
+  "$bin" compile "$cu" $(cat compile_args 2>/dev/null) -o "$scratch/obj/${cu%.cu}.ltoir" || { echo "FAIL $name: cannot compile $cu"; exit 1; }
 done
 args=$(sed -e "s#@OBJ@#$scratch/obj#g" -e "s#@OUT@#$scratch/out#g" args)
 # shellcheck disable=SC2086

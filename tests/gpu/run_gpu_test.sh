@@ -19,7 +19,16 @@ if [ "${2:-}" = moe ]; then
   K=$B/examples/moe
   exec timeout 120 "$B/bench/bench_moe" --gu "$K/gate_up.cubin" "$K/gate_up.map" --down "$K/down.cubin" "$K/down.map" \
     --gu-control "$K/gate_up_control.cubin" "$K/gate_up_control.map" --down-control "$K/down_control.cubin" "$K/down_control.map" \
-    --routing "$K/routing.cubin" --util "$B/bench/swiglu.cubin" --T 512,4096 --check-only
+    --routing "$K/routing.cubin" --util "$B/bench/bench_util.cubin" --T 512,4096 --check-only
+fi
+if [ "${2:-}" = cluster ]; then
+  # The 2-block cluster GEMM (multicast of W), its in-flight variants and the one-block GEMM, per
+  # element against an fp32 cuBLAS reference, at M where the tile rows are even (2048) and odd
+  # (640: the last cluster's second block gets a tile past M, which TMA zero-fills and clips).
+  K=$B/examples/qwen_mlp
+  args=()
+  for k in gemm gemm_cluster gemm_cluster_nomc gemm_grouped gemm_cluster_grouped gemm_inflight gemm_cluster_inflight; do args+=(--kernel "$k" "$K/$k.cubin" "$K/$k.map"); done
+  exec timeout 300 "$B/bench/bench_cluster" --util "$B/bench/cluster_util.cubin" "${args[@]}" --M 640,2048 --check-only
 fi
 if [ "${2:-}" = checked ]; then
   exec timeout 60 "$B/tests/transfer/run_transfer" "$B/tests/transfer/checked.cubin" "$B/tests/transfer/checked.map" --expect-timeout

@@ -146,6 +146,27 @@ class LinkFromPython(unittest.TestCase):
             pipelink.Kernel(cubin, map_path)
         self.assertIn("libcuda", str(cm.exception))
 
+    def test_function_arguments_checked_before_the_driver(self):
+        # pipelink.Function (plain kernels, e.g. MoE routing): a missing cubin or an unknown
+        # argument type is refused before the runtime library is loaded; without a driver the
+        # load fails with CudaError naming libcuda.
+        routing = Path(BUILD) / "examples" / "moe" / "routing.cubin"
+        with self.assertRaises(FileNotFoundError):
+            pipelink.Function(self.out / "missing.cubin", "moe_topk", ["ptr"])
+        if not routing.is_file():
+            self.skipTest(f"{routing} not built")
+        with self.assertRaises(ValueError) as cm:
+            pipelink.Function(routing, "moe_topk", ["ptr", "float"])
+        self.assertIn("'float'", str(cm.exception))
+        try:
+            ctypes.CDLL("libcuda.so.1")
+            self.skipTest("a CUDA driver is installed: launching is the GPU benches' job")
+        except OSError:
+            pass
+        with self.assertRaises(pipelink.CudaError) as cm:
+            pipelink.Function(routing, "moe_topk", ["ptr", "u32", "u32", "ptr", "ptr", "ptr", "ptr"])
+        self.assertIn("libcuda", str(cm.exception))
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

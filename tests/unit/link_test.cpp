@@ -31,11 +31,13 @@ struct InSourceDir {
   ~InSourceDir() { std::filesystem::current_path(old); }
 };
 
-pipelink::LinkResult link_example(bool control = false, bool check_only = false) {
+// emit_ptx: keep the linked PTX (a link makes it only when asked: the cubin is one LTO pass).
+pipelink::LinkResult link_example(bool control = false, bool check_only = false, bool emit_ptx = false) {
   InSourceDir here;
   pipelink::LinkOptions o = example_options();
   o.control = control;
   o.check_only = check_only;
+  o.emit_ptx = emit_ptx;
   pipelink::Diagnostics d;
   pipelink::LinkResult r = pipelink::link(o, d);
   std::ostringstream s;
@@ -89,7 +91,7 @@ TEST(ExampleLink, ProducesCubin) {
 }
 
 TEST(ExampleLink, LinkedPtxHasBindingsFolded) {
-  pipelink::LinkResult r = link_example();
+  pipelink::LinkResult r = link_example(false, false, true);
   const std::string& ptx = r.linked_ptx;
   ASSERT_FALSE(ptx.empty());
   // No instruction reads a binding symbol: every fact and slot became an immediate.
@@ -110,9 +112,12 @@ TEST(ExampleLink, LinkedPtxHasBindingsFolded) {
 }
 
 TEST(ExampleLink, ByteIdenticalAcrossRuns) {
-  pipelink::LinkResult a = link_example();
-  pipelink::LinkResult b = link_example();
+  pipelink::LinkResult a = link_example(false, false, true);
+  pipelink::LinkResult b = link_example(false, false, true);
+  pipelink::LinkResult c = link_example();  // without the PTX pass: the same cubin
+  ASSERT_FALSE(a.linked_ptx.empty());
   EXPECT_EQ(a.cubin, b.cubin);
+  EXPECT_EQ(a.cubin, c.cubin);
   EXPECT_EQ(a.map, b.map);
   EXPECT_EQ(a.generated_source, b.generated_source);
   EXPECT_EQ(a.linked_ptx, b.linked_ptx);
@@ -185,7 +190,7 @@ TEST(ContractText, Identifiers) {
 // The launch manifest binds the cubin to its map: the linked code carries pl_manifest, and its
 // text hashes to the map's `manifest` line (what pipelink::Module checks on load).
 TEST(ExampleLink, ManifestInCodeMatchesMap) {
-  pipelink::LinkResult r = link_example();
+  pipelink::LinkResult r = link_example(false, false, true);
   std::smatch m;
   ASSERT_TRUE(std::regex_search(r.linked_ptx, m, std::regex(R"(\.b8\s+pl_manifest\[(\d+)\]\s*=\s*\{([^}]*)\})")));
   std::string text;

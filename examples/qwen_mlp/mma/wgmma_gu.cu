@@ -41,6 +41,11 @@
 #ifndef GU_INSTANCES
 #define GU_INSTANCES 2
 #endif
+// -DGU_INFLIGHT=1: keep one stage's wgmma group in flight while the next stage's is issued; a
+// stage is released once wgmma.wait_group 1 says its group completed (../cluster/mma.toml).
+#ifndef GU_INFLIGHT
+#define GU_INFLIGHT 0
+#endif
 
 namespace wgmma_gu {
 constexpr unsigned kInstances = GU_INSTANCES;
@@ -62,6 +67,7 @@ __device__ __forceinline__ unsigned long long desc_sw128(unsigned smem_addr) {
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void wgmma_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_wait_one() { asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory"); }
 // Keeps the compiler from moving accumulator reads or writes across wgmma issue / wait.
 template <unsigned N> __device__ __forceinline__ void fence_operands(float (&d)[N]) {
 #pragma unroll
@@ -105,6 +111,9 @@ PL_COMPONENT(wgmma_gu_main) {
   const unsigned col0 = kSplitN ? ctx.slots->instance * kCols : 0u;
 
   C::In_ab ab(ctx);
+#if GU_INFLIGHT
+  C::In_ab done(ctx);  // one stage behind ab: the stage whose wgmma group has completed
+#endif
   C::Out_acc out(ctx);
   float gate[kAcc], up[kAcc];
   pl::Tile t;
@@ -121,12 +130,31 @@ PL_COMPONENT(wgmma_gu_main) {
         mma_step(up, desc_sw128(a + k * 32u), desc_sw128(b + (kTileN + col0) * 128u + k * 32u), scale);
       }
       wgmma_commit();
+#if GU_INFLIGHT
+      if (kt > 0) {
+        wgmma_wait_one();  // the previous stage's group is complete: its operands may be overwritten
+        fence_operands(gate);
+        fence_operands(up);
+        done.release(ctx);
+        done.advance();
+      }
+      ab.advance();
+    }
+    wgmma_wait_all();
+    fence_operands(gate);
+    fence_operands(up);
+    if (k_tiles > 0) {
+      done.release(ctx);
+      done.advance();
+    }
+#else
       wgmma_wait_all();
       fence_operands(gate);
       fence_operands(up);
       ab.release(ctx);  // arrive = "warp": the stage's wgmma reads are complete; __syncwarp(), lane 0
       ab.advance();
     }
+#endif
 
     // Accumulator (n8 block j, register 4j + 2h + e) is row row0 + 16 warp + lane/4 + 8h, column
     // col0 + 8j + 2 (lane % 4) + e of each block.

@@ -1,0 +1,318 @@
+"""The Qwen3-30B-A3B expert layer (hidden 2048, intermediate 768, 128 experts, top-8 renormalized):
+PipeLink's linked expert kernels against PyTorch's torch._grouped_mm pipeline, in one process, with
+one timer, the same weights and the same inputs, outputs checked.
+
+    PYTHONPATH=build/python python3 bench/moe/bench_torch.py --kernels build/examples/moe \
+        [--T 512,4096,16384] [--rounds 20] [--json F] [--md F] [--profile]
+
+Weights (bf16): Wr [128, 2048] ~ N(0, 0.05^2); Wgu [128 * 1536, 2048] ~ N(0, 0.03^2) (per expert 768
+gate rows then 768 up rows: the PipeLink layout); Wd [128 * 2048, 768] ~ N(0, 0.03^2). PyTorch uses
+the same tensors as strided views ([E, 2048, 1536] and [E, 768, 2048], K-major). X ~ N(0,1).
+
+Routing: fp32 logits X·Wr^T, top-8, softmax over the chosen 8 (= the renormalized top-8 of the full
+softmax). The torch pipeline does it with torch ops; the PipeLink layer with routing.cubin's kernels
+(moe_topk, moe_offsets, moe_scatter, launched through pipelink.Function), as bench_moe does.
+  torch     sort by expert, gather, torch._grouped_mm gate/up, SiLU * up, torch._grouped_mm down,
+            × routing weight, index_add (the pipeline of the old bench/moe/torch_moe.py, with the
+            expert counts made by scatter_add instead of bincount, which syncs with the host)
+  pipelink  routing kernels (each expert's rows padded to expert_align, the expert of every 128-row
+            tile, row -> token and row -> weight; the row total read back), then the linked gate/up
+            kernel (gather + GEMM + SwiGLU × weight) and the linked down kernel (GEMM + scatter-add
+            combine into Y fp32)
+Timed (bench/common/bench.py's spin + round-robin timer): the torch layer; its two halves (gather +
+gate/up + SwiGLU, and down + scale + index_add) against the two PipeLink kernels. The PipeLink layer
+(its routing reads the row total back to the host, so it cannot sit behind a spin) is timed in a
+round robin without a spin, beside the torch layer again. Checks: both outputs per element against
+an fp32 per-expert reference of the same routing (|err| <= rms(ref)/16 + 2^-6 |ref|), and against
+each other (rtol 2^-5); Hm poisoned, every routed row must be written.
+--profile: the gate/up and down kernels at the largest T, once each, for ncu.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import bench as B  # noqa: E402
+import pipelink  # noqa: E402
+
+H, I, E, K = 2048, 768, 128, 8
+TILE_M = 128
+dev = torch.device("cuda")
+
+
+def route(X, Wr32):
+    """The routing both pipelines share: fp32 logits (no ties to break), softmax, top-8, renormalized."""
+    logits = X.float() @ Wr32.t()
+    w, idx = torch.topk(torch.softmax(logits, -1), K, dim=-1)
+    return w / w.sum(-1, keepdim=True), idx
+
+
+class TorchMoE:
+    def __init__(self, Wgu, Wd):
+        self.Wgu = Wgu.view(E, 2 * I, H).transpose(1, 2)  # [E, H, 2I], K-major: the same storage
+        self.Wd = Wd.view(E, H, I).transpose(1, 2)         # [E, I, H], K-major
+        self.layout = "K-major views of the PipeLink weights (no copy)"
+        try:  # torch._grouped_mm should take either layout; if not, the same values made contiguous
+            offs = torch.tensor([64] * E, dtype=torch.int32, device=dev).cumsum(0).to(torch.int32)
+            torch._grouped_mm(torch.randn(64 * E, H, dtype=torch.bfloat16, device=dev), self.Wgu, offs=offs)
+            torch.cuda.synchronize()
+        except Exception as e:  # noqa: BLE001
+            print(f"torch._grouped_mm refused the K-major views ({type(e).__name__}: {e}); using contiguous copies")
+            self.Wgu, self.Wd = self.Wgu.contiguous(), self.Wd.contiguous()
+            self.layout = "contiguous copies [E, K, N] of the PipeLink weights"
+
+    def prepare(self, X, w, idx):
+        flat = idx.flatten()
+        order = torch.argsort(flat, stable=True)
+        # counts by scatter_add, not bincount: bincount reads its input's max back to the host
+        counts = torch.zeros(E, dtype=torch.int64, device=flat.device).scatter_add_(0, flat, torch.ones_like(flat))
+        offs = torch.cumsum(counts, 0).to(torch.int32)
+        return dict(X=X, w=w.to(X.dtype), order=order, offs=offs)
+
+    def gate_up(self, p):
+        xs = p["X"][p["order"] // K]
+        gu = torch._grouped_mm(xs, self.Wgu, offs=p["offs"])
+        return F.silu(gu[:, :I]) * gu[:, I:]
+
+    def down(self, p, h):
+        o = torch._grouped_mm(h, self.Wd, offs=p["offs"]) * p["w"].flatten()[p["order"]].unsqueeze(-1)
+        out = torch.zeros_like(p["X"])
+        out.index_add_(0, p["order"] // K, o)
+        return out
+
+    def layer(self, X, Wr32):
+        w, idx = route(X, Wr32)
+        p = self.prepare(X, w, idx)
+        return self.down(p, self.gate_up(p))
+
+
+class PipeLinkMoE:
+    """The PipeLink layer from Python: the routing kernels of routing.cubin (pipelink.Function), the
+    linked gate/up and down kernels (pipelink.Kernel), all on torch tensors, as bench_moe does in C++."""
+
+    def __init__(self, kdir, Wgu, Wd, Wr32, T_max, sms):
+        self.gu = pipelink.Kernel(os.path.join(kdir, "gate_up.cubin"), os.path.join(kdir, "gate_up.map"))
+        self.dn = pipelink.Kernel(os.path.join(kdir, "down.cubin"), os.path.join(kdir, "down.map"))
+        r = os.path.join(kdir, "routing.cubin")
+        self.f_topk = pipelink.Function(r, "moe_topk", ["ptr", "u32", "u32", "ptr", "ptr", "ptr", "ptr"])
+        self.f_offsets = pipelink.Function(r, "moe_offsets", ["ptr", "u32", "u32", "u32", "ptr", "ptr", "ptr"])
+        self.f_scatter = pipelink.Function(r, "moe_scatter", ["u32", "ptr", "ptr", "ptr", "ptr", "ptr", "ptr"])
+        self.tn, self.out_rows, self.align = self.gu.fact("tile_n"), self.gu.fact("out_rows"), self.gu.fact("expert_align")
+        self.sms, self.Wr32 = sms, Wr32
+        self.w_gu = pipelink.tensor_map(Wgu, box=(self.tn, 64), swizzle="128B", l2_promotion="256B")
+        self.w_dn = pipelink.tensor_map(Wd, box=(128, 64), swizzle="128B", l2_promotion="256B")
+        self.max_rows = T_max * K + E * (self.align - 1)
+        i32, f32 = dict(dtype=torch.int32, device=dev), dict(dtype=torch.float32, device=dev)
+        self.counts, self.offsets, self.total_d = torch.zeros(E, **i32), torch.zeros(E, **i32), torch.zeros(1, **i32)
+        self.topk_e, self.topk_w, self.topk_pos = (torch.empty(T_max * K, **i32), torch.empty(T_max * K, **f32),
+                                                   torch.empty(T_max * K, **i32))
+        self.row_token = torch.empty(self.max_rows, **i32)
+        self.row_weight = torch.empty(self.max_rows, **f32)
+        self.tile_expert = torch.empty(self.max_rows // TILE_M + 1, **i32)
+        self.Hm = torch.empty(self.max_rows, I, dtype=torch.bfloat16, device=dev)
+
+    def route(self, X):
+        """bench_moe's route(): fp32 logits, moe_topk, moe_offsets, the row total read back, moe_scatter."""
+        T = X.shape[0]
+        logits = X.float() @ self.Wr32.t()
+        self.counts.zero_()
+        self.f_topk.launch((T * 32 + 255) // 256, 256, logits, T, E, self.counts, self.topk_e, self.topk_w, self.topk_pos)
+        self.f_offsets.launch(1, 128, self.counts, E, self.align, TILE_M, self.offsets, self.tile_expert, self.total_d)
+        self.row_token.fill_(-1)
+        self.row_weight.zero_()
+        self.f_scatter.launch((T * K + 255) // 256, 256, T, self.topk_e, self.topk_w, self.topk_pos, self.offsets, self.row_token,
+                              self.row_weight)
+        return int(self.total_d.item())  # the host read
+
+    def setup(self, X, Y, total):
+        hm = self.Hm[:total]
+        self.gu.set(x=X, row_token=self.row_token, row_weight=self.row_weight, K=H, w_map=self.w_gu,
+                    out_map=pipelink.tensor_map(hm, box=(self.out_rows, self.tn), swizzle="none", l2_promotion="256B"),
+                    n_step=self.tn, b_stride=I, expert_rows=2 * I, N=I, tile_expert=self.tile_expert, M=total)
+        self.dn.set(a_map=pipelink.tensor_map(hm, box=(TILE_M, 64), swizzle="128B", l2_promotion="256B"),
+                    row_token=self.row_token, y=Y, hidden=H, K=I, w_map=self.w_dn, n_step=256, b_stride=128,
+                    expert_rows=H, N=H // 2, tile_expert=self.tile_expert, M=total)
+        self.total, self.Y = total, Y
+        self.g_gu = min(self.sms, (total // TILE_M) * math.ceil(I / self.tn))
+        self.g_dn = min(self.sms, (total // TILE_M) * (H // 256))
+
+    def gate_up(self):
+        self.gu.launch(self.g_gu)
+
+    def down(self):
+        self.Y.zero_()  # the combine scatter-adds
+        self.dn.launch(self.g_dn)
+
+    def layer(self, X, Y):
+        self.setup(X, Y, self.route(X))
+        self.gate_up()
+        self.down()
+        return self.total
+
+
+def reference(X, Wgu, Wd, w, idx):
+    """fp32, expert by expert, from the same routing."""
+    Xf = X.float()
+    out = torch.zeros(X.shape[0], H, dtype=torch.float32, device=dev)
+    Wg3, Wd3 = Wgu.view(E, 2 * I, H), Wd.view(E, H, I)
+    for e in torch.unique(idx).tolist():
+        tok, slot = torch.nonzero(idx == e, as_tuple=True)
+        gu = Xf[tok] @ Wg3[e].float().t()
+        h = F.silu(gu[:, :I]) * gu[:, I:]
+        out.index_add_(0, tok, (h @ Wd3[e].float().t()) * w[tok, slot].float().unsqueeze(-1))
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kernels", required=True)
+    ap.add_argument("--T", default="512,4096,16384")
+    ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--json")
+    ap.add_argument("--md")
+    ap.add_argument("--profile", action="store_true")
+    a = ap.parse_args()
+    Ts = [int(t) for t in a.T.split(",")]
+    torch.backends.cuda.matmul.allow_tf32 = False
+    props = torch.cuda.get_device_properties(0)
+    sms = props.multi_processor_count
+    seed = int(time.time_ns() % (1 << 62))
+    torch.manual_seed(seed)
+    Wr = torch.randn(E, H, dtype=torch.bfloat16, device=dev) * 0.05
+    Wr32 = Wr.float()
+    Wgu = torch.randn(E * 2 * I, H, dtype=torch.bfloat16, device=dev) * 0.03
+    Wd = torch.randn(E * H, I, dtype=torch.bfloat16, device=dev) * 0.03
+    tm = TorchMoE(Wgu, Wd)
+    pl = PipeLinkMoE(a.kernels, Wgu, Wd, Wr32, max(Ts), sms)
+
+    if a.profile:
+        T = max(Ts)
+        X = torch.randn(T, H, dtype=torch.bfloat16, device=dev)
+        Y = torch.empty(T, H, dtype=torch.float32, device=dev)
+        pl.layer(X, Y)
+        torch.cuda.synchronize()
+        print(f"profile: launched gate_up (grid {pl.g_gu}) and down (grid {pl.g_dn}) at T = {T}, {pl.total} rows")
+        return 0
+
+    print(f"device: {props.name} ({sms} SMs); torch {torch.__version__}; seed {seed}; {a.rounds} rounds")
+    res = dict(bench="qwen3_30b_a3b_moe_torch_same_process", device=props.name, sms=sms, torch=torch.__version__,
+               python=sys.version.split()[0], seed=seed, rounds=a.rounds, date=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+               data="X ~ N(0,1), Wr ~ N(0,0.05^2), Wgu, Wd ~ N(0,0.03^2), bf16 (torch.randn); the same tensors for both",
+               torch_weight_layout=tm.layout,
+               timer="bench/common/bench.py: torch.cuda._sleep + round robin, CUDA events; median, spread = (q3-q1)/(2 median)",
+               results=[])
+    all_ok = True
+    spin_timer = B.RoundRobin(rounds=a.rounds, warmup=3, spin_ms=3.0)  # the torch layer enqueues ~25 ops
+    for T in Ts:
+        X = torch.randn(T, H, dtype=torch.bfloat16, device=dev)
+        Y = torch.empty(T, H, dtype=torch.float32, device=dev)
+        w, idx = route(X, Wr32)
+        ref = reference(X, Wgu, Wd, w, idx)
+        rms = float(ref.pow(2).mean().sqrt())
+        atol, rtol = rms / 16, 2.0 ** -6  # bf16 intermediates: errors scale with the output's typical size
+        # -- checks --
+        pl.Hm.fill_(float("nan"))
+        Y.fill_(float("nan"))
+        total = pl.layer(X, Y)
+        torch.cuda.synchronize()
+        hm_unwritten = int(torch.isnan(pl.Hm[:total].float()).any(dim=1).sum())  # every row, padding included
+        c_pl = B.tol_check(Y, ref, atol, rtol)
+        c_pl["hm_rows_unwritten"] = hm_unwritten
+        c_pl["ok"] = c_pl["ok"] and hm_unwritten == 0
+        out_t = tm.layer(X, Wr32)
+        torch.cuda.synchronize()
+        c_t = B.tol_check(out_t, ref, atol, rtol)
+        c_x = B.tol_check(Y, out_t.float(), atol, 2.0 ** -5)  # against each other (torch rounds h, o and the sum to bf16)
+        all_ok &= c_pl["ok"] and c_t["ok"] and c_x["ok"]
+        # -- timing: the halves and the torch layer behind a spin, round robin --
+        p = tm.prepare(X, w, idx)
+        h_t = tm.gate_up(p)
+        hold = {}
+        cont = {
+            "torch layer": lambda: hold.__setitem__("y", tm.layer(X, Wr32)),
+            "torch gate/up (gather + grouped_mm + SwiGLU)": lambda: hold.__setitem__("h", tm.gate_up(p)),
+            "torch down (grouped_mm + scale + index_add)": lambda: hold.__setitem__("o", tm.down(p, h_t)),
+            "pipelink gate/up": pl.gate_up,
+            "pipelink down (+ combine, Y zeroed)": pl.down,
+        }
+        c0 = B.clocks()
+        samples = spin_timer.run(cont)
+        # -- the layers, round robin without relying on a spin (the PipeLink routing syncs) --
+        layer_timer = B.RoundRobin(rounds=a.rounds, warmup=3, spin_ms=3.0)
+        lsamples = layer_timer.run({"pipelink layer (routing kernels, 1 host read)": lambda: pl.layer(X, Y),
+                                    "torch layer (same rounds)": lambda: hold.__setitem__("y", tm.layer(X, Wr32))})
+        c1 = B.clocks()
+        samples.update(lsamples)
+        st = {n: B.stats(v) for n, v in samples.items()}
+        flops_gu, flops_dn = 2.0 * T * K * H * 2 * I, 2.0 * T * K * H * I
+        claims = {
+            "pipelink gate/up / torch gate/up": B.paired_ratio(samples["pipelink gate/up"], samples["torch gate/up (gather + grouped_mm + SwiGLU)"]),
+            "pipelink down / torch down": B.paired_ratio(samples["pipelink down (+ combine, Y zeroed)"], samples["torch down (grouped_mm + scale + index_add)"]),
+            "pipelink layer / torch layer (no spin, same rounds)": B.paired_ratio(
+                samples["pipelink layer (routing kernels, 1 host read)"], samples["torch layer (same rounds)"]),
+        }
+        print(f"\n== T = {T}: {T * K} routed rows, padded to {total}")
+        print(f"  clocks before: {B.clocks_line(c0)}\n  clocks after:  {B.clocks_line(c1)}")
+        print(f"  pipelink Y vs fp32 ref: {B.tol_line(c_pl)}; Hm rows unwritten {hm_unwritten}")
+        print(f"  torch    Y vs fp32 ref: {B.tol_line(c_t)}")
+        print(f"  pipelink vs torch:      {B.tol_line(c_x)}")
+        for n in samples:
+            tf = {"pipelink gate/up": flops_gu, "torch gate/up (gather + grouped_mm + SwiGLU)": flops_gu,
+                  "pipelink down (+ combine, Y zeroed)": flops_dn, "torch down (grouped_mm + scale + index_add)": flops_dn}.get(n)
+            print(f"  {n:52s} {B.fmt_ms(st[n]):>18s} ms" + (f"  {tf / st[n]['median'] / 1e9:6.1f} TFLOP/s" if tf else ""))
+        for n, c in claims.items():
+            print(f"  {n:52s} {B.fmt_ratio(c)}")
+        res["results"].append(dict(T=T, rows=total, clocks_before=c0, clocks_after=c1, flops_gate_up=flops_gu, flops_down=flops_dn,
+                                   check_pipelink=c_pl, check_torch=c_t, check_pipelink_vs_torch=c_x,
+                                   entries={n: dict(ms=st[n], runs_ms=samples[n]) for n in samples}, claims=claims))
+        del X, Y, ref, p, h_t, hold
+        torch.cuda.empty_cache()
+    res["all_ok"] = all_ok
+    if a.json:
+        B.write_json(a.json, res)
+    if a.md:
+        write_md(a.md, res)
+    print("\nPASS: every check passed" if all_ok else "\nFAIL: a check failed")
+    return 0 if all_ok else 1
+
+
+def write_md(path, res):
+    L = [f"# Qwen3-30B-A3B expert layer against PyTorch, same process (bench/moe/bench_torch.py)\n",
+         f"{res['device']}, {res['date']}, torch {res['torch']}, seed {res['seed']}. Data: {res['data']}. Timer: {res['timer']}; "
+         f"{res['rounds']} rounds. Kernels loaded and launched on torch tensors with `import pipelink` (linked kernels: "
+         f"pipelink.Kernel; the routing kernels of routing.cubin: pipelink.Function). The PipeLink layer reads its row total "
+         f"back to the host once, so it is timed in its own round robin beside the torch layer (same rounds); the halves and "
+         f"the torch layer also behind a spin. "
+         f"All checks {'passed' if res['all_ok'] else '**did not pass**'}.\n",
+         "| tokens | PipeLink gate/up ms | torch gate/up ms | ratio | PipeLink down ms | torch down ms | ratio | PipeLink layer ms | "
+         "torch layer ms (spin) | torch layer ms (same rounds) | layer ratio | SM MHz |",
+         "|---:|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in res["results"]:
+        e, c = r["entries"], r["claims"]
+        m = lambda n: B.fmt_ms(e[n]["ms"])  # noqa: E731
+        L.append(f"| {r['T']} | {m('pipelink gate/up')} | {m('torch gate/up (gather + grouped_mm + SwiGLU)')} | "
+                 f"{B.fmt_ratio(c['pipelink gate/up / torch gate/up'])} | {m('pipelink down (+ combine, Y zeroed)')} | "
+                 f"{m('torch down (grouped_mm + scale + index_add)')} | {B.fmt_ratio(c['pipelink down / torch down'])} | "
+                 f"{m('pipelink layer (routing kernels, 1 host read)')} | {m('torch layer')} | {m('torch layer (same rounds)')} | "
+                 f"{B.fmt_ratio(c['pipelink layer / torch layer (no spin, same rounds)'])} | "
+                 f"{r['clocks_before'].get('sm_mhz')}→{r['clocks_after'].get('sm_mhz')} |")
+    L.append("\n## Checks (per element, |err| <= rms(ref)/16 + 2^-6 |ref| against an fp32 reference of the same routing; PipeLink vs torch with rtol 2^-5)\n")
+    L.append("| tokens | output | over tol | worst err/tol | rel L2 | ok |\n|---:|---|---:|---:|---:|---|")
+    for r in res["results"]:
+        for n, k in (("PipeLink Y", "check_pipelink"), ("torch", "check_torch"), ("PipeLink vs torch", "check_pipelink_vs_torch")):
+            c = r[k]
+            L.append(f"| {r['T']} | {n} | {c['over_tolerance']} | {c['worst_err_over_tol']:.3f} | {c['rel_l2']:.2e} | "
+                     f"{'OK' if c['ok'] else '**FAIL**'} |")
+    with open(path, "w") as f:
+        f.write("\n".join(L) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

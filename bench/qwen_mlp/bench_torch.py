@@ -1,0 +1,267 @@
+"""The Qwen3-32B MLP gate/up + SwiGLU against PyTorch, in one process with one timer.
+
+    PYTHONPATH=build/python python3 bench/qwen_mlp/bench_torch.py --kernels build/examples/qwen_mlp \
+        [--M 16,128,1024,2048,4096,8192] [--rounds 20] [--json F] [--md F] [--profile]
+
+The PipeLink kernels (linked fused and GEMM-only, the variant picked for each M by the rule of
+bench_qwen_mlp) are loaded with `import pipelink` and launched on torch tensors on torch's current
+stream; the PyTorch contenders run on the same tensors:
+  torch.mm                  GU = torch.mm(X, W.t())  (cuBLAS, what a PyTorch user gets)
+  swiglu-eager              H = F.silu(GU[:, :I]) * GU[:, I:]
+  swiglu-compiled           the same function through torch.compile (dynamic shapes: one compile)
+  torch.mm+swiglu-eager, torch.mm+swiglu-compiled   back to back, one timed region
+  pipelink-fused, pipelink-gemm
+Data: X ~ N(0,1), W ~ N(0, 0.02^2), bf16 (torch.randn), the same for every contender. Every output
+is poisoned with NaN and checked per element against an fp32 reference (|out - ref| <= 1e-3 +
+rtol |ref|, rtol 2^-7 for GU, 2^-6 for H, 2^-5 for the eager SwiGLU, which rounds silu and the
+product to bf16), the worst element reported. Timing:
+bench/common/bench.py's spin + round-robin timer; clocks read before and after each M.
+--profile: only launch the headline kernels (fused and GEMM-only at the largest M) once each, for
+ncu; no checks, no timing.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import bench as B  # noqa: E402  bench/common/bench.py
+import pipelink  # noqa: E402
+
+HID, INTER = 5120, 25600
+GU_N = 2 * INTER
+ATOL, RTOL_GU, RTOL_H = 1e-3, 2.0 ** -7, 2.0 ** -6
+RTOL_H_BF16_MATH = 2.0 ** -5  # eager torch SwiGLU: silu and the product in bf16, two more roundings
+VARIANTS = ["fused", "fused_medium", "fused_narrow", "fused_small", "gemm", "gemm_medium", "gemm_narrow", "gemm_small"]
+
+
+def swiglu(gu: torch.Tensor) -> torch.Tensor:
+    i = gu.shape[1] // 2
+    return F.silu(gu[:, :i]) * gu[:, i:]
+
+
+def load_kernels(d: str):
+    ks = {}
+    for v in VARIANTS:
+        c, m = os.path.join(d, v + ".cubin"), os.path.join(d, v + ".map")
+        if os.path.isfile(c) and os.path.isfile(m):
+            ks[v] = pipelink.Kernel(c, m)
+        else:
+            print(f"skipping {v}: {c} or {m} missing")
+    return ks
+
+
+def select(ks, kind: str, M: int, sms: int) -> str:
+    """bench_qwen_mlp's rule, fixed before timing: the 64-row tile for M <= 64, else the 128-row tile
+    with the least quantised work ceil(tiles / SMs) * tile area (ties: the wider tile)."""
+    best, best_cost, best_n = None, 0.0, 0
+    for name, k in ks.items():
+        if not name.startswith(kind):
+            continue
+        tm, tn = k.fact("tile_m"), k.fact("tile_n")
+        if (tm < 128) != (M <= 64):
+            continue
+        tiles = math.ceil(M / tm) * math.ceil(INTER / tn)
+        cost = math.ceil(tiles / sms) * tm * tn
+        if best is None or cost < best_cost or (cost == best_cost and tn > best_n):
+            best, best_cost, best_n = name, cost, tn
+    return best
+
+
+def configure(k, fused: bool, X, W, out, M: int, sms: int) -> int:
+    """Sets the kernel's params for M (out: H [M, I] for fused, GU [M, 2I] for gemm); returns the grid."""
+    tm, tn = k.fact("tile_m"), k.fact("tile_n")
+    x_map = pipelink.tensor_map(X, box=(tm, 64), swizzle="128B", l2_promotion="256B")
+    w_map = pipelink.tensor_map(W, box=(tn, 64), swizzle="128B", l2_promotion="256B")
+    o_map = pipelink.tensor_map(out, box=(64, tn) if fused else (tm, 2 * tn), swizzle="none", l2_promotion="none")
+    k.set(x_map=x_map, w_map=w_map, out_map=o_map, K=HID, M=M, N=INTER, n_step=tn if fused else 2 * tn,
+          b_stride=INTER if fused else tn)
+    return min(sms, math.ceil(M / tm) * math.ceil(INTER / tn))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kernels", required=True)
+    ap.add_argument("--M", default="16,128,1024,2048,4096,8192")
+    ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--json")
+    ap.add_argument("--md")
+    ap.add_argument("--profile", action="store_true")
+    a = ap.parse_args()
+    Ms = [int(m) for m in a.M.split(",")]
+    torch.backends.cuda.matmul.allow_tf32 = False  # the fp32 reference is fp32
+    dev = torch.device("cuda")
+    props = torch.cuda.get_device_properties(0)
+    sms = props.multi_processor_count
+    seed = int(time.time_ns() % (1 << 62))
+    torch.manual_seed(seed)
+    ks = load_kernels(a.kernels)
+    W = torch.randn(GU_N, HID, dtype=torch.bfloat16, device=dev) * 0.02
+
+    if a.profile:  # the headline kernels once each, for ncu (kernel name pipelink_kernel)
+        M = max(Ms)
+        X = torch.randn(M, HID, dtype=torch.bfloat16, device=dev)
+        for kind in ("fused", "gemm"):
+            v = select(ks, kind, M, sms)
+            out = torch.empty(M, INTER if kind == "fused" else GU_N, dtype=torch.bfloat16, device=dev)
+            g = configure(ks[v], kind == "fused", X, W, out, M, sms)
+            ks[v].launch(g)
+            torch.cuda.synchronize()
+            print(f"profile: launched {v} at M = {M} (grid {g})")
+        return 0
+
+    compiled = None
+    compile_s = None
+    try:
+        t0 = time.time()
+        compiled = torch.compile(swiglu, dynamic=True)
+        compiled(torch.randn(16, GU_N, dtype=torch.bfloat16, device=dev))
+        torch.cuda.synchronize()
+        compile_s = time.time() - t0
+        print(f"torch.compile(swiglu, dynamic=True): compiled in {compile_s:.1f} s")
+    except Exception as e:  # noqa: BLE001 — reported, the eager SwiGLU still runs
+        print(f"torch.compile failed: {type(e).__name__}: {e}")
+        compiled = None
+
+    print(f"device: {props.name} ({sms} SMs); torch {torch.__version__}; seed {seed}; "
+          f"data X ~ N(0,1), W ~ N(0,0.02^2) bf16; {a.rounds} rounds")
+    res = dict(bench="qwen3_32b_mlp_torch_same_process", device=props.name, sms=sms, torch=torch.__version__,
+               python=sys.version.split()[0], seed=seed, rounds=a.rounds, date=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+               data="X ~ N(0,1), W ~ N(0, 0.02^2), bf16 (torch.randn), the same for every contender",
+               tolerance=dict(atol=ATOL, rtol_gu=RTOL_GU, rtol_h=RTOL_H), torch_compile_s=compile_s,
+               timer="bench/common/bench.py: torch.cuda._sleep + round robin, CUDA events; median, spread = (q3-q1)/(2 median)",
+               results=[])
+    all_ok = True
+    timer = B.RoundRobin(rounds=a.rounds, warmup=3)
+    for M in Ms:
+        X = torch.randn(M, HID, dtype=torch.bfloat16, device=dev)
+        GU32 = X.float() @ W.float().t()
+        H32 = swiglu(GU32)
+        GU = torch.empty(M, GU_N, dtype=torch.bfloat16, device=dev)
+        OUT_F = torch.empty(M, INTER, dtype=torch.bfloat16, device=dev)
+        OUT_G = torch.empty(M, GU_N, dtype=torch.bfloat16, device=dev)
+        vf, vg = select(ks, "fused", M, sms), select(ks, "gemm", M, sms)
+        gf = configure(ks[vf], True, X, W, OUT_F, M, sms)
+        gg = configure(ks[vg], False, X, W, OUT_G, M, sms)
+        Wt = W.t()
+        hold = {}
+
+        def mm():
+            torch.mm(X, Wt, out=GU)
+
+        def sw_eager():
+            hold["h"] = swiglu(GU)
+
+        def sw_comp():
+            hold["h"] = compiled(GU)
+
+        cont = {
+            "pipelink-fused": lambda: ks[vf].launch(gf),
+            "pipelink-gemm": lambda: ks[vg].launch(gg),
+            "torch.mm": mm,
+            "swiglu-eager": sw_eager,
+            "torch.mm+swiglu-eager": lambda: (mm(), sw_eager()),
+        }
+        if compiled is not None:
+            cont["swiglu-compiled"] = sw_comp
+            cont["torch.mm+swiglu-compiled"] = lambda: (mm(), sw_comp())
+        # -- checks: poison, run once, per element against the fp32 reference --
+        checks = {}
+        for name, fn in cont.items():
+            if name.startswith("swiglu"):
+                continue
+            GU.fill_(float("nan"))
+            OUT_F.fill_(float("nan"))
+            OUT_G.fill_(float("nan"))
+            hold.clear()
+            fn()
+            torch.cuda.synchronize()
+            if name == "pipelink-fused":
+                out, ref, rtol = OUT_F, H32, RTOL_H
+            elif name == "pipelink-gemm":
+                out, ref, rtol = OUT_G, GU32, RTOL_GU
+            elif name == "torch.mm":
+                out, ref, rtol = GU, GU32, RTOL_GU
+            else:
+                out, ref, rtol = hold["h"], H32, RTOL_H_BF16_MATH if name.endswith("eager") else RTOL_H
+            checks[name] = B.tol_check(out, ref, ATOL, rtol)
+            all_ok &= checks[name]["ok"]
+        del GU32, H32
+        # -- timing --
+        c0 = B.clocks()
+        samples = timer.run(cont)
+        c1 = B.clocks()
+        st = {n: B.stats(v) for n, v in samples.items()}
+        pairs = [n for n in ("torch.mm+swiglu-eager", "torch.mm+swiglu-compiled") if n in st]
+        best_pair = min(pairs, key=lambda n: st[n]["median"])
+        sws = [n for n in ("swiglu-eager", "swiglu-compiled") if n in st]
+        best_sw = min(sws, key=lambda n: st[n]["median"])
+        flops = 2.0 * M * HID * GU_N
+        claims = {
+            "pipelink-fused / best torch pair": dict(B.paired_ratio(samples["pipelink-fused"], samples[best_pair]), b=best_pair),
+            "pipelink-gemm / torch.mm": dict(B.paired_ratio(samples["pipelink-gemm"], samples["torch.mm"]), b="torch.mm"),
+        }
+        print(f"\n== M = {M}: fused variant {vf} (grid {gf}), gemm variant {vg} (grid {gg})")
+        print(f"  clocks before: {B.clocks_line(c0)}\n  clocks after:  {B.clocks_line(c1)}")
+        for n in cont:
+            tf = "" if n.startswith("swiglu") else f"{flops / st[n]['median'] / 1e9:7.1f} TFLOP/s"
+            chk = B.tol_line(checks[n]) if n in checks else "(checked in its pair)"
+            print(f"  {n:26s} {B.fmt_ms(st[n]):>18s} ms {tf:>16s}  {chk}")
+        for n, c in claims.items():
+            print(f"  {n:40s} {B.fmt_ratio(c)}  (vs {c['b']})")
+        res["results"].append(dict(M=M, flops=flops, fused_variant=vf, gemm_variant=vg, grid_fused=gf, grid_gemm=gg,
+                                   clocks_before=c0, clocks_after=c1, best_pair=best_pair, best_swiglu=best_sw,
+                                   entries={n: dict(ms=st[n], tflops=None if n.startswith("swiglu") else flops / st[n]["median"] / 1e9,
+                                                    check=checks.get(n), runs_ms=samples[n]) for n in cont},
+                                   claims=claims))
+        del X, GU, OUT_F, OUT_G
+        torch.cuda.empty_cache()
+    res["all_ok"] = all_ok
+    if a.json:
+        B.write_json(a.json, res)
+    if a.md:
+        write_md(a.md, res)
+    print("\nPASS: every check passed" if all_ok else "\nFAIL: a check failed")
+    return 0 if all_ok else 1
+
+
+def write_md(path: str, res) -> None:
+    L = [f"# Qwen3-32B MLP gate/up + SwiGLU against PyTorch, same process (bench/qwen_mlp/bench_torch.py)\n",
+         f"{res['device']} ({res['sms']} SMs), {res['date']}, torch {res['torch']}, Python {res['python']}, seed {res['seed']}. "
+         f"Data: {res['data']}. Timer: {res['timer']}; {res['rounds']} rounds. PipeLink kernels loaded and launched on torch "
+         f"tensors with `import pipelink`. Checks per element against fp32: |err| <= {ATOL} + rtol|ref| (rtol GU 2^-7, H 2^-6; eager SwiGLU, bf16 math: 2^-5). "
+         f"torch.compile(swiglu, dynamic=True) took {res['torch_compile_s'] or float('nan'):.1f} s to compile. "
+         f"All checks {'passed' if res['all_ok'] else '**did not pass**'}.\n",
+         "Ratios are per round (paired), median [q1, q3]; faster/slower only when the quartiles exclude 1.\n",
+         "| M | PipeLink fused ms | best torch pair ms | fused / pair | PipeLink gemm ms | torch.mm ms | gemm / torch.mm | gemm TFLOP/s | "
+         "swiglu eager ms | swiglu compiled ms | SM MHz before→after |",
+         "|---:|---|---|---|---|---|---|---:|---|---|---|"]
+    for r in res["results"]:
+        e = r["entries"]
+        cf, cg = r["claims"]["pipelink-fused / best torch pair"], r["claims"]["pipelink-gemm / torch.mm"]
+        sc = B.fmt_ms(e["swiglu-compiled"]["ms"]) if "swiglu-compiled" in e else "—"
+        L.append(f"| {r['M']} | {B.fmt_ms(e['pipelink-fused']['ms'])} ({r['fused_variant']}) | {B.fmt_ms(e[r['best_pair']]['ms'])} "
+                 f"({r['best_pair']}) | {B.fmt_ratio(cf)} | {B.fmt_ms(e['pipelink-gemm']['ms'])} ({r['gemm_variant']}) | "
+                 f"{B.fmt_ms(e['torch.mm']['ms'])} | {B.fmt_ratio(cg)} | {e['pipelink-gemm']['tflops']:.0f} | "
+                 f"{B.fmt_ms(e['swiglu-eager']['ms'])} | {sc} | "
+                 f"{r['clocks_before'].get('sm_mhz')}→{r['clocks_after'].get('sm_mhz')} |")
+    L.append("\n## Checks\n")
+    L.append("| M | contender | unwritten | over tol | worst err/tol | rel L2 | ok |\n|---:|---|---:|---:|---:|---:|---|")
+    for r in res["results"]:
+        for n, e in r["entries"].items():
+            c = e["check"]
+            if c:
+                L.append(f"| {r['M']} | {n} | {c['unwritten']} | {c['over_tolerance']} | {c['worst_err_over_tol']:.3f} | "
+                         f"{c['rel_l2']:.2e} | {'OK' if c['ok'] else '**FAIL**'} |")
+    with open(path, "w") as f:
+        f.write("\n".join(L) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
