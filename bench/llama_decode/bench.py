@@ -9,7 +9,10 @@ bandwidth = (bytes read + bytes written) / time of a 1 GiB device-to-device copy
 check of every PipeLink graph against the torch graph (decode.compare_logits) with the PipeLink
 attention output poisoned (NaN) before the replay, and the attention alone (16 layers' launches
 in one graph, same modes, SDPA for torch). Also the step with the attention replaced by a zero tensor ("none": what the rest of the step
-costs). Then a context sweep at B = 1 into an SVG.
+costs). With the rest linked too (decode.LinkedStep; --no-rest leaves them out): a / b /
+selected + rest, selected + rest with cuBLAS gate/up and lm_head, and the linked-rest step without
+attention, timed and checked in the same process as the others. Then a context sweep at B = 1
+into an SVG.
 
     PYTHONPATH=build/python python3 bench/llama_decode/bench.py --kernels build/examples/llama_decode --out DIR
 """
@@ -27,6 +30,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import decode as D  # noqa: E402
 
 MODES = ("a", "b", "selected", "torch")
+# The step with the rest linked (decode.LinkedStep): attention variant + gemms ("linked": the
+# gate/up + SwiGLU and the lm_head are the linked Qwen kernels; "cublas": they stay cuBLAS with
+# the plain silu_mul kernel). "rest_none": the linked-rest step without attention.
+REST_MODES = {"a_rest": ("a", "linked"), "b_rest": ("b", "linked"), "selected_rest": ("selected", "linked"),
+              "selected_rest_cublas": ("selected", "cublas")}
 
 
 def capture(torch, fn):
@@ -81,7 +89,7 @@ def copy_bandwidth(torch):
     return 2 * n / statistics.median(ts)
 
 
-def point(torch, model, sel, cache, B, ctx, reps, inner, log, check=True):
+def point(torch, model, sel, cache, B, ctx, reps, inner, log, check=True, kdir=""):
     pos = ctx - 1
     tok = torch.randint(0, D.VOCAB, (B,), device="cuda")
     attns = {m: D.PipeLinkAttention(sel, cache, mode=m) for m in MODES[:3]}
@@ -91,8 +99,17 @@ def point(torch, model, sel, cache, B, ctx, reps, inner, log, check=True):
     graphs, outs = {}, {}
     for m in MODES + ("none",):
         graphs[m], outs[m] = capture(torch, lambda m=m: model.step(tok, pos, cache, attns[m]))
+    rests = {}
+    if kdir:
+        for m, (am, gemms) in REST_MODES.items():
+            attns[m] = D.PipeLinkAttention(sel, cache, mode=am)
+            rests[m] = D.LinkedStep(model, kdir, B, cache, gemms=gemms)
+        attns["rest_none"] = attns["none"]
+        rests["rest_none"] = D.LinkedStep(model, kdir, B, cache, gemms="linked")
+        for m in rests:
+            graphs[m], outs[m] = capture(torch, lambda m=m: rests[m].step(tok, pos, attns[m]))
     row = dict(B=B, ctx=ctx)
-    for m in MODES[:3]:
+    for m in MODES[:3] + tuple(REST_MODES if kdir else ()):
         row[f"variant_{m}"] = attns[m].last
     if check:
         graphs["torch"].replay()
@@ -104,6 +121,12 @@ def point(torch, model, sel, cache, B, ctx, reps, inner, log, check=True):
         row["check"] = {}
         for m in MODES[:3]:
             attns[m].out.fill_(float("nan"))
+            graphs[m].replay()
+            torch.cuda.synchronize()
+            row["check"][m] = D.compare_logits(outs[m], ref, noise)
+        for m in REST_MODES if kdir else ():
+            attns[m].out.fill_(float("nan"))
+            rests[m].poison()
             graphs[m].replay()
             torch.cuda.synchronize()
             row["check"][m] = D.compare_logits(outs[m], ref, noise)
@@ -120,8 +143,10 @@ def point(torch, model, sel, cache, B, ctx, reps, inner, log, check=True):
         f" | attention x16 ms a {row['attn16_ms']['a']['median']:.3f} b {row['attn16_ms']['b']['median']:.3f} "
         f"sel {row['attn16_ms']['selected']['median']:.3f} sdpa {row['attn16_ms']['torch']['median']:.3f}"
         + f" | no attention {s['none']['median']:.3f}"
-        + ("" if not check else "  checks " + " ".join(f"{m}:{'ok' if row['check'][m]['ok'] else 'FAIL'}" for m in MODES[:3])))
-    del graphs, ag, outs, attns
+        + ("" if not check else "  checks " + " ".join(f"{m}:{'ok' if c['ok'] else 'FAIL'}({c['rel_l2']:.3f})" for m, c in row["check"].items())))
+    if kdir:
+        log("      linked rest: " + "  ".join(f"{m} {s[m]['median']:.3f}" for m in rests))
+    del graphs, ag, outs, attns, rests
     return row
 
 
@@ -173,6 +198,8 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--inner", type=int, default=10)
     ap.add_argument("--no-sweep", action="store_true")
+    ap.add_argument("--no-rest", action="store_true", help="leave out the linked-rest steps (decode.LinkedStep)")
+    ap.add_argument("--B", default="1,16,64", help="batch sizes of the points")
     a = ap.parse_args()
     import pipelink  # noqa: PLC0415
     import torch  # noqa: PLC0415
@@ -197,13 +224,16 @@ def main() -> int:
     def kv_bytes(B, L):
         return B * D.LAYERS * 2 * D.KVH * L * D.HD * 2
 
-    for B in (1, 16, 64):
+    kdir = "" if a.no_rest else a.kernels
+    for B in (int(x) for x in a.B.split(",")):
         cache = D.alloc_cache(B, 4096)
         for ctx in (16, 4096):
-            row = point(torch, model, sel, cache, B, ctx, a.reps, a.inner, log)
+            row = point(torch, model, sel, cache, B, ctx, a.reps, a.inner, log, kdir=kdir)
             row["kv_bytes"] = kv_bytes(B, ctx)
             row["floor_ms"] = (wbytes + row["kv_bytes"]) / bw * 1e3
             res["points"].append(row)
+            with open(os.path.join(a.out, "bench.json"), "w") as f:  # after every point: a cut run keeps what it has
+                json.dump(res, f, indent=1)
         del cache
         torch.cuda.empty_cache()
     log(f"points done ({time.time() - t0:.0f} s)")
@@ -212,7 +242,7 @@ def main() -> int:
     if not a.no_sweep:
         cache = D.alloc_cache(1, 8192)
         for ctx in (16, 64, 256, 512, 1024, 2048, 4096, 8192):
-            row = point(torch, model, sel, cache, 1, ctx, max(5, a.reps // 2), a.inner, log, check=True)
+            row = point(torch, model, sel, cache, 1, ctx, max(5, a.reps // 2), a.inner, log, check=True, kdir=kdir)
             row["kv_bytes"] = kv_bytes(1, ctx)
             row["floor_ms"] = (wbytes + row["kv_bytes"]) / bw * 1e3
             res["sweep"].append(row)

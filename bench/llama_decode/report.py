@@ -28,9 +28,10 @@ print("|---:|---:|---:|---:|---:|---:|---:|")
 for p in r["points"] + [x for x in r["sweep"] if x["ctx"] not in (16, 4096)]:
     a, b, s, t = (ms(p, "attn16_ms", m) for m in ("a", "b", "selected", "torch"))
     print(f"| {p['B']} | {p['ctx']} | {a:.3f} | {b:.3f} | {s:.3f} | {t:.3f} | {p['kv_bytes'] / (s * 1e-3) / 1e12:.2f} TB/s |")
-print("\nContext sweep, B = 1, ms per step:\n")
-print("| context | a | b | selected (variant, S) | torch graph | HBM floor |")
-print("|---:|---:|---:|---:|---:|---:|")
+if r["sweep"]:
+    print("\nContext sweep, B = 1, ms per step:\n")
+    print("| context | a | b | selected (variant, S) | torch graph | HBM floor |")
+    print("|---:|---:|---:|---:|---:|---:|")
 for p in r["sweep"]:
     a, b, s, t = (ms(p, "step_ms", m) for m in ("a", "b", "selected", "torch"))
     v = p["variant_selected"]
@@ -38,3 +39,19 @@ for p in r["sweep"]:
 print("\nLogits checks (every PipeLink graph vs the torch graph): " + ", ".join(
     f"B={p['B']} ctx={p['ctx']} " + "/".join(f"{p['check'][m]['rel_l2']:.3f}" for m in ("a", "b", "selected"))
     + f" (noise {p['check']['a']['noise_rel_l2']:.3f})" for p in r["points"]) + f"; all ok: {r['checks_ok']}")
+if "selected_rest" in r["points"][0]["step_ms"]:
+    print("\nThe step with the rest linked (decode.LinkedStep), ms per step:\n")
+    print("| B | context | a + rest | b + rest | selected + rest | selected + rest, cuBLAS gate/up & lm_head | rest without attention | torch graph | HBM floor | selected + rest vs torch | selected + rest / floor |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for p in r["points"]:
+        a, b, s, c, n, t = (ms(p, "step_ms", m) for m in ("a_rest", "b_rest", "selected_rest", "selected_rest_cublas", "rest_none", "torch"))
+        v = p["variant_selected_rest"]
+        print(f"| {p['B']} | {p['ctx']} | {a:.3f} | {b:.3f} | {s:.3f} ({v[0]}, {v[1]}) | {c:.3f} | {n:.3f} | {t:.3f} | "
+              f"{p['floor_ms']:.3f} | {t / s:.2f}x | {s / p['floor_ms']:.2f}x |")
+    print("\nSpread (min..max of the samples, ms): " + "; ".join(
+        f"B={p['B']} ctx={p['ctx']}: " + ", ".join(f"{m} {p['step_ms'][m]['min']:.3f}..{p['step_ms'][m]['max']:.3f}"
+                                                  for m in ("a_rest", "b_rest", "selected_rest", "selected_rest_cublas", "torch"))
+        for p in r["points"]))
+    print("\nLogits checks, linked rest (rel L2 vs the torch graph; a/b/selected/selected-cuBLAS): " + ", ".join(
+        f"B={p['B']} ctx={p['ctx']} " + "/".join(f"{p['check'][m]['rel_l2']:.3f}" for m in ("a_rest", "b_rest", "selected_rest", "selected_rest_cublas"))
+        + f" (noise {p['check']['a']['noise_rel_l2']:.3f})" for p in r["points"]))

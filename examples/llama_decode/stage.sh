@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Copies what a GPU run of the llama_decode example and bench needs into one directory (no build
-# there): the Python package with its libraries, the linked kernels and the selection table, the
-# scripts. Usage: bash examples/llama_decode/stage.sh DEST [CHECKED_KERNEL_DIR]
+# there): the Python package with its libraries, the linked kernels (attention; qwen_mlp's
+# fused_small and gemm_small for the linked rest), the plain rest.cubin and the selection table,
+# the scripts. Usage: [BUILD=build] bash examples/llama_decode/stage.sh DEST [CHECKED_KERNEL_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+build=${BUILD:-build}
 dest=$1
 rm -rf "$dest"
 mkdir -p "$dest/py" "$dest/kernels"
-cp -r build/python/pipelink "$dest/py/"
-cp build/examples/llama_decode/attn_{a,b}.{cubin,map} build/examples/llama_decode/select.json "$dest/kernels/"
+cp -r "$build"/python/pipelink "$dest/py/"
+cp "$build"/examples/llama_decode/attn_{a,b}.{cubin,map} "$build"/examples/llama_decode/select.json \
+   "$build"/examples/llama_decode/rest.cubin "$dest/kernels/"
+cp "$build"/examples/qwen_mlp/{fused_small,gemm_small}.{cubin,map} "$dest/kernels/"
 cp examples/llama_decode/decode.py bench/llama_decode/bench.py "$dest/"
 if [ $# -ge 2 ]; then
   mkdir -p "$dest/kernels_checked"

@@ -1,0 +1,111 @@
+// Plain (not linked) CUDA kernels for the parts of the Llama-3.2-1B decode step between the GEMMs
+// and the attention, each replacing a chain of PyTorch elementwise kernels (issue 8):
+//
+//   llama_add_rmsnorm   x (+)= delta (bf16 add, as torch's x + y), then h = RMSNorm(x) * w with
+//                       torch's roundings: fp32 mean of squares, (x * rsqrt(mean + eps)) rounded
+//                       to bf16, times w rounded to bf16. flags bit 1: gather x = embed[tok[b]]
+//                       first (the embedding, layer 0); bit 0: add delta (the residual).
+//   llama_rope_append   RoPE (rotate-half, fp32, cos/sin tables from the model) of q and k from
+//                       the QKV GEMM's output; q to a [B, 32, 64] buffer, k and v appended to the
+//                       layer's cache at `pos`. Products and the sum rounded separately
+//                       (__fmul_rn / __fadd_rn) as torch's three elementwise kernels do.
+//   llama_silu_mul      silu(gate) * up in bf16 (torch's F.silu then *), for the step variant
+//                       that keeps the gate/up GEMM in cuBLAS.
+//
+// Shapes are Llama-3.2-1B's, compiled in: hidden 2048, 32 query heads, 8 KV heads, head_dim 64.
+// Built with: nvcc -cubin -O3 -arch=sm_90a rest_kernels.cu -o rest.cubin (examples/CMakeLists.txt).
+#include <cuda_bf16.h>
+#include <stdint.h>
+
+namespace {
+constexpr int kHidden = 2048, kQH = 32, kKVH = 8, kHD = 64, kFFN = 8192;
+constexpr float kEps = 1e-5f;
+
+__device__ __forceinline__ float bf(const __nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ __nv_bfloat16 tobf(const float v) { return __float2bfloat16_rn(v); }
+}  // namespace
+
+// One block of 256 threads per row; each thread owns 8 consecutive elements (one 16-byte vector).
+extern "C" __global__ void __launch_bounds__(256)
+llama_add_rmsnorm(__nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict__ delta,
+                  const __nv_bfloat16* __restrict__ w, __nv_bfloat16* __restrict__ h,
+                  const int64_t* __restrict__ tok, const __nv_bfloat16* __restrict__ embed, unsigned flags) {
+  const int b = blockIdx.x, t = threadIdx.x;
+  __nv_bfloat16* xr = x + size_t(b) * kHidden;
+  const int c0 = t * 8;
+  uint4 xv;
+  if (flags & 2u)
+    xv = *reinterpret_cast<const uint4*>(embed + size_t(tok[b]) * kHidden + c0);
+  else
+    xv = *reinterpret_cast<const uint4*>(xr + c0);
+  __nv_bfloat16* xe = reinterpret_cast<__nv_bfloat16*>(&xv);
+  if (flags & 1u) {
+    const uint4 dv = *reinterpret_cast<const uint4*>(delta + size_t(b) * kHidden + c0);
+    const __nv_bfloat16* de = reinterpret_cast<const __nv_bfloat16*>(&dv);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) xe[i] = tobf(bf(xe[i]) + bf(de[i]));
+  }
+  if (flags & 3u) *reinterpret_cast<uint4*>(xr + c0) = xv;
+  float ss = 0.f;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) ss += bf(xe[i]) * bf(xe[i]);
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
+  __shared__ float red[8];
+  if ((t & 31) == 0) red[t >> 5] = ss;
+  __syncthreads();
+  float tot = 0.f;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) tot += red[i];
+  const float r = rsqrtf(tot / float(kHidden) + kEps);
+  const uint4 wv = *reinterpret_cast<const uint4*>(w + c0);
+  const __nv_bfloat16* we = reinterpret_cast<const __nv_bfloat16*>(&wv);
+  uint4 hv;
+  __nv_bfloat16* he = reinterpret_cast<__nv_bfloat16*>(&hv);
+#pragma unroll
+  for (int i = 0; i < 8; ++i) he[i] = tobf(bf(tobf(__fmul_rn(bf(xe[i]), r))) * bf(we[i]));
+  *reinterpret_cast<uint4*>(h + size_t(b) * kHidden + c0) = hv;
+}
+
+// One block of 256 threads per sequence b. qkv [B, 3072] = [q (32 x 64) | k (8 x 64) | v (8 x 64)];
+// K, V: the layer's caches [B, 8, max_ctx, 64]; q_out [B, 32, 64].
+extern "C" __global__ void __launch_bounds__(256)
+llama_rope_append(const __nv_bfloat16* __restrict__ qkv, const float* __restrict__ cos_t, const float* __restrict__ sin_t,
+                  unsigned pos, __nv_bfloat16* __restrict__ q_out, __nv_bfloat16* __restrict__ K,
+                  __nv_bfloat16* __restrict__ V, unsigned max_ctx) {
+  const int b = blockIdx.x;
+  const __nv_bfloat16* row = qkv + size_t(b) * (kQH + 2 * kKVH) * kHD;
+  const float* cs = cos_t + size_t(pos) * kHD;
+  const float* sn = sin_t + size_t(pos) * kHD;
+  constexpr int kHalf = kHD / 2;
+  // (head, d) pairs, d < 32: q heads 0..31, then k heads 32..39.
+  for (int i = threadIdx.x; i < (kQH + kKVH) * kHalf; i += blockDim.x) {
+    const int hd = i / kHalf, d = i % kHalf;
+    const float x0 = bf(row[hd * kHD + d]), x1 = bf(row[hd * kHD + d + kHalf]);
+    const float o0 = __fadd_rn(__fmul_rn(x0, cs[d]), __fmul_rn(-x1, sn[d]));
+    const float o1 = __fadd_rn(__fmul_rn(x1, cs[d + kHalf]), __fmul_rn(x0, sn[d + kHalf]));
+    __nv_bfloat16* dst;
+    if (hd < kQH) {
+      dst = q_out + (size_t(b) * kQH + hd) * kHD;
+    } else {
+      dst = K + ((size_t(b) * kKVH + (hd - kQH)) * max_ctx + pos) * kHD;
+    }
+    dst[d] = tobf(o0);
+    dst[d + kHalf] = tobf(o1);
+  }
+  for (int i = threadIdx.x; i < kKVH * kHD; i += blockDim.x) {
+    const int hd = i / kHD, d = i % kHD;
+    V[((size_t(b) * kKVH + hd) * max_ctx + pos) * kHD + d] = row[(kQH + kKVH + hd) * kHD + d];
+  }
+}
+
+// gu [B, 2 * 8192] = [gate | up] -> out [B, 8192]; grid (B * 8192 / 256), 256 threads.
+extern "C" __global__ void __launch_bounds__(256)
+llama_silu_mul(const __nv_bfloat16* __restrict__ gu, __nv_bfloat16* __restrict__ out, unsigned B) {
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= B * kFFN) return;
+  const unsigned b = i / kFFN, j = i % kFFN;
+  const float g = bf(gu[size_t(b) * 2 * kFFN + j]);
+  const __nv_bfloat16 s = tobf(g / (1.0f + expf(-g)));
+  out[i] = tobf(bf(s) * bf(gu[size_t(b) * 2 * kFFN + kFFN + j]));
+}
