@@ -403,7 +403,9 @@ void check_cluster(LinkContext& ctx) {
     const std::string who = "pipe '" + pipe.name + "': '" + ref_c->name + "' multicasts each stage across " +
                             std::to_string(ref->multicast) + " blocks";
     if (!ctx.cluster || size == 1) {
-      d.error("cluster", who + ", but the link has no cluster (no component declares [cluster]); a pipe cannot cross blocks without one",
+      d.error("cluster", who + (ctx.cluster ? ", but the link's cluster has 1 block (dims = [1, 1, 1] is no cluster)"
+                                            : ", but the link has no cluster (no component declares [cluster])") +
+                             "; a pipe cannot cross blocks without one",
               ref->multicast_loc)
           .notes.push_back("declare [cluster] dims = [" + std::to_string(ref->multicast) + ", 1, 1] in a contract of the link");
       continue;
@@ -427,6 +429,12 @@ void check_cluster(LinkContext& ctx) {
           d.error("cluster", who + ": tensor '" + m + "' has " + std::to_string(t.rows) + " rows, which " +
                                  std::to_string(ref->multicast) + " blocks cannot share evenly (each copies rows / " +
                                  std::to_string(ref->multicast) + ")", ref->multicast_loc);
+        else if (t.name == m && (t.bytes() / ref->multicast) % 128 != 0)
+          // Each block's slice starts at offset + part * bytes / N: a tensor copy's shared-memory
+          // destination must be 128-byte aligned (PTX ISA, cp.async.bulk.tensor).
+          d.error("cluster", who + ": tensor '" + m + "' is " + std::to_string(t.bytes()) + " bytes, so each block's slice of " +
+                                 std::to_string(t.bytes() / ref->multicast) + " bytes is not a multiple of 128 and the next block's "
+                                 "copy would start unaligned", ref->multicast_loc);
     for (size_t k = 0; k < pipe.tensors.size() && k < pipe.consumer_view.size(); ++k)
       if (pipe.tensors[k].layout != pipe.consumer_view[k].layout || pipe.tensors[k].swizzle != pipe.consumer_view[k].swizzle) {
         d.error("cluster", who + ", and its consumers read tensor '" + pipe.tensors[k].name +

@@ -499,9 +499,16 @@ struct Reader {
       if (p.tensors.empty()) err(&t, "port '" + p.name + "' declares no [[port.tensor]]");
       std::set<std::string> tensor_names, written;
       for (const TensorDecl& td : p.tensors) tensor_names.insert(td.name);
-      for (const std::string& m : p.multicast_tensors)
-        if (!tensor_names.count(m))
+      std::set<std::string> multicast_seen;
+      for (const std::string& m : p.multicast_tensors) {
+        if (!multicast_seen.insert(m).second)
+          err(t.get("multicast_tensors"), "port '" + p.name + "': multicast_tensors names tensor '" + m + "' twice");
+        else if (!tensor_names.count(m))
           err(t.get("multicast_tensors"), "port '" + p.name + "': multicast_tensors names tensor '" + m + "', which the port does not declare");
+        else if (!p.writes.empty() && std::find(p.writes.begin(), p.writes.end(), m) == p.writes.end())
+          err(t.get("multicast_tensors"), "port '" + p.name + "': multicast_tensors names tensor '" + m +
+                                              "', which this producer does not write (writes = [...]); only what it copies can be multicast");
+      }
       for (const std::string& w : p.writes) {
         if (!written.insert(w).second) err(t.get("writes"), "port '" + p.name + "': writes names tensor '" + w + "' twice");
         else if (!tensor_names.count(w))
