@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # ncu profile of the PipeLink kernels a Python bench launches in --profile mode (the kernel is
-# named pipelink_kernel; the first 2 launches are profiled): speed of light, compute and memory
+# named pipelink_kernel; the first 2 launches are profiled, or NCU_COUNT launches of the kernels
+# matching the regex NCU_KERNELS): speed of light, compute and memory
 # workload, warp state (stall reasons), occupancy, plus tensor-pipe and DRAM metrics. Clocks are
 # left alone (--clock-control none). Writes DIR/ncu_NAME.ncu-rep and its details/raw pages.
 # Usage: bash bench/gpu/ncu.sh NAME DIR SCRIPT.py ARGS...
@@ -11,9 +12,9 @@ sections=(--section SpeedOfLight --section ComputeWorkloadAnalysis --section Mem
           --section Occupancy --section LaunchStats)
 metrics=sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed,sm__inst_executed_pipe_tensor_op_gmma.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,gpu__time_duration.sum
 rep=$dir/ncu_$name
-if ! ncu --clock-control none -k regex:pipelink_kernel --launch-count 2 "${sections[@]}" --metrics "$metrics" -f -o "$rep" python3 "$@"; then
+if ! ncu --clock-control none -k "regex:${NCU_KERNELS:-pipelink_kernel}" --launch-count "${NCU_COUNT:-2}" "${sections[@]}" --metrics "$metrics" -f -o "$rep" python3 "$@"; then
   echo "ncu.sh: retrying without the extra metrics"
-  ncu --clock-control none -k regex:pipelink_kernel --launch-count 2 "${sections[@]}" -f -o "$rep" python3 "$@" || exit 1
+  ncu --clock-control none -k "regex:${NCU_KERNELS:-pipelink_kernel}" --launch-count "${NCU_COUNT:-2}" "${sections[@]}" -f -o "$rep" python3 "$@" || exit 1
 fi
 ncu -i "$rep.ncu-rep" --page details > "$rep.details.txt"
 ncu -i "$rep.ncu-rep" --page details --csv > "$rep.details.csv"

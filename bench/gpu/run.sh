@@ -38,8 +38,9 @@ M=$S/k/moe
 step moe_torch 90 python3 "$S/src/bench/moe/bench_torch.py" --kernels "$M" --T 512,4096,16384 --rounds 20 \
   --json "$W/moe_torch.json" --md "$W/moe_torch.md"
 step ncu_qwen 90 bash "$S/src/bench/gpu/ncu.sh" qwen "$W" "$S/src/bench/qwen_mlp/bench_torch.py" --kernels "$K" --M 8192 --profile
-step ncu_moe 60 bash "$S/src/bench/gpu/ncu.sh" moe "$W" "$S/src/bench/moe/bench_torch.py" --kernels "$M" --T 16384 --profile
+NCU_COUNT=4 NCU_KERNELS='pipelink_kernel|moe_topk_sum' step ncu_moe 60 bash "$S/src/bench/gpu/ncu.sh" moe "$W" "$S/src/bench/moe/bench_torch.py" --kernels "$M" --T 16384 --profile
 step moe_cpp 90 "$S/bin/bench_moe" --gu "$M/gate_up.cubin" "$M/gate_up.map" --down "$M/down.cubin" "$M/down.map" \
+  --down-store "$M/down_store.cubin" "$M/down_store.map" --down-store-control "$M/down_store_control.cubin" "$M/down_store_control.map" \
   --gu-control "$M/gate_up_control.cubin" "$M/gate_up_control.map" --down-control "$M/down_control.cubin" "$M/down_control.map" \
   --routing "$M/routing.cubin" --T 512,4096,16384 --rounds 20 --json "$W/moe.json"
 step lvc 45 "$S/bin/bench_lvc" --kernels "$S/k" --util "$S/bin/lvc_util.cubin" --routing "$M/routing.cubin" --families qwen,moe \

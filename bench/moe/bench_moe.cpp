@@ -7,8 +7,12 @@
 //            moe_swiglu (activation: SwiGLU and routing-weight scale) + tma_store -> Hm [rows, 768]
 //   down     linked kernel: moe_a_loader (dispatch) + moe_w_loader & wgmma_gu x2 (gemm) +
 //            moe_combine (combine: scatter-add into Y[T, 2048] fp32)
+//   down_store (optional, the layer's down when given) the same without moe_combine: io-team's
+//            tma_store writes the rows to Hd [rows, 2048] bf16 in the expert-sorted order, then
+//            routing.cubin's moe_topk_sum adds each token's 8 rows into Y (fp32)
 //
-//   bench_moe --gu K.cubin K.map --down K.cubin K.map [--gu-control ... --down-control ...]
+//   bench_moe --gu K.cubin K.map --down K.cubin K.map [--down-store K.cubin K.map]
+//             [--gu-control ... --down-control ... --down-store-control ...]
 //             --routing routing.cubin [--util bench_util.cubin] [--T 512,4096,16384] [--rounds 20]
 //             [--json F] [--check-only]
 //
@@ -48,7 +52,7 @@ struct Kernel {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::unique_ptr<Kernel> gu, down, gu_control, down_control;
+  std::unique_ptr<Kernel> gu, down, gu_control, down_control, down_store, down_store_control;
   std::string routing_cubin, util_cubin = exe_dir(argv[0]) + "/bench_util.cubin", json;
   std::vector<unsigned> Ts{512, 4096, 16384};
   TimerOptions topt;
@@ -70,6 +74,8 @@ int main(int argc, char** argv) {
     else if (a == "--down") kernel(down);
     else if (a == "--gu-control") kernel(gu_control);
     else if (a == "--down-control") kernel(down_control);
+    else if (a == "--down-store") kernel(down_store);
+    else if (a == "--down-store-control") kernel(down_store_control);
     else if (a == "--routing") routing_cubin = next();
     else if (a == "--util") util_cubin = next();
     else if (a == "--T") Ts = parse_list(next(), "--T");
@@ -88,8 +94,10 @@ int main(int argc, char** argv) {
   const int sms = dev.sms;
   Util util(util_cubin, unsigned(sms), stream);
 
-  for (Kernel* k : {gu.get(), down.get(), gu_control.get(), down_control.get()})
+  const std::vector<Kernel*> all = {gu.get(), down.get(), gu_control.get(), down_control.get(), down_store.get(), down_store_control.get()};
+  for (Kernel* k : all)
     if (k) must(k->mod.load(k->cubin, k->map), k->label);
+  auto is_store = [&](const Kernel* k) { return k == down_store.get() || k == down_store_control.get(); };
   // What the host needs from the gate/up link: the tile width (weight box, column tiles), the
   // out-stage height (the store's box) and the expert padding (routing).
   long long gu_tile_n = 128, out_rows = 64, align_ll = kAlign;
@@ -100,10 +108,11 @@ int main(int argc, char** argv) {
   std::printf("gate/up link: tile_n %lld, out_rows %lld, expert_align %u\n", gu_tile_n, out_rows, align_rows);
   CUmodule routing;
   CU(cuModuleLoad(&routing, routing_cubin.c_str()));
-  CUfunction f_topk, f_offsets, f_scatter;
+  CUfunction f_topk, f_offsets, f_scatter, f_sum = nullptr;
   CU(cuModuleGetFunction(&f_topk, routing, "moe_topk"));
   CU(cuModuleGetFunction(&f_offsets, routing, "moe_offsets"));
   CU(cuModuleGetFunction(&f_scatter, routing, "moe_scatter"));
+  if (down_store) CU(cuModuleGetFunction(&f_sum, routing, "moe_topk_sum"));
 
   const unsigned long long seed = static_cast<unsigned long long>(std::chrono::system_clock::now().time_since_epoch().count());
   const std::string date = utc_now();
@@ -138,7 +147,7 @@ int main(int argc, char** argv) {
     DeviceBuffer X(size_t(T) * kHidden * 2), logits(size_t(T) * kExperts * 4), counts(kExperts * 4), topk_e(size_t(T) * kTopK * 4),
         topk_w(size_t(T) * kTopK * 4), topk_pos(size_t(T) * kTopK * 4), offsets(kExperts * 4), tile_expert((max_rows / kTileM + 1) * 4),
         total(4), row_token(size_t(max_rows) * 4), row_weight(size_t(max_rows) * 4), Hm(size_t(max_rows) * kInter * 2),
-        Y(size_t(T) * kHidden * 4);
+        Y(size_t(T) * kHidden * 4), Hd(down_store ? size_t(max_rows) * kHidden * 2 : 2);
     util.fill_bf16(X.p, size_t(T) * kHidden, seed + 100 + T, 1.0f);
     const auto router = lt.plan(T, kExperts, kHidden, CUDA_R_32F, 1);  // logits[T, E] = X · Wr^T
 
@@ -176,10 +185,14 @@ int main(int argc, char** argv) {
         s(k.mod.set_u32("expert_rows", 2 * kInter));
         s(k.mod.set_u32("N", kInter));
       } else {
+        if (is_store(&k)) {
+          s(k.mod.set_tensormap("out_map", make_map(Hd.p, M, kHidden, kTileM, 256, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B)));
+        } else {
+          s(k.mod.set_ptr("row_token", row_token.p));
+          s(k.mod.set_ptr("y", Y.p));
+          s(k.mod.set_u32("hidden", kHidden));
+        }
         s(k.mod.set_tensormap("a_map", make_map(Hm.p, M, kInter, kTileM, 64, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B)));
-        s(k.mod.set_ptr("row_token", row_token.p));
-        s(k.mod.set_ptr("y", Y.p));
-        s(k.mod.set_u32("hidden", kHidden));
         s(k.mod.set_u32("K", kInter));
         s(k.mod.set_tensormap("w_map", make_map(Wd.p, size_t(kExperts) * kHidden, kInter, 128, 64, CU_TENSOR_MAP_SWIZZLE_128B,
                                                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B)));
@@ -194,14 +207,25 @@ int main(int argc, char** argv) {
     auto grid_of = [&](unsigned n_tiles) { return std::min<unsigned>(static_cast<unsigned>(sms), (rows_total / kTileM) * n_tiles); };
     const unsigned gu_n_tiles = static_cast<unsigned>((kInter + gu_tile_n - 1) / gu_tile_n);
     auto run_gu = [&](Kernel& k, CUstream s) { must(k.mod.launch(grid_of(gu_n_tiles), s), k.label); };
+    auto run_sum = [&](CUstream s) {
+      unsigned t = T, h = kHidden;
+      void* a[] = {&t, &h, &topk_e.p, &topk_pos.p, &offsets.p, &Hd.p, &Y.p};
+      CU(cuLaunchKernel(f_sum, T, 1, 1, kHidden / 8, 1, 1, 0, s, a, nullptr));
+    };
     auto run_down = [&](Kernel& k, CUstream s) {
+      if (is_store(&k)) {  // the rows to Hd, then each token's 8 rows added
+        must(k.mod.launch(grid_of(kHidden / 256), s), k.label);
+        run_sum(s);
+        return;
+      }
       CU(cuMemsetD32Async(Y.p, 0, size_t(T) * kHidden, s));  // the combine scatter-adds
       must(k.mod.launch(grid_of(kHidden / 256), s), k.label);
     };
+    Kernel& layer_down = down_store ? *down_store : *down;
 
     // ---- correctness ----
     route();
-    for (Kernel* k : {gu.get(), down.get(), gu_control.get(), down_control.get()})
+    for (Kernel* k : all)
       if (k) setup(*k, k == gu.get() || k == gu_control.get());
     std::vector<float> hlog(size_t(T) * kExperts);
     std::vector<uint16_t> hX(size_t(T) * kHidden);
@@ -253,6 +277,7 @@ int main(int argc, char** argv) {
     auto check = [&](Kernel& g, Kernel& d) {
       Check c;
       poison(Hm.p, size_t(max_rows) * kInter * 2, stream);  // every routed row must be written
+      if (is_store(&d)) poison(Hd.p, size_t(max_rows) * kHidden * 2, stream);  // and every down row the sum reads
       run_gu(g, stream);
       run_down(d, stream);
       const CUresult sync = cuStreamSynchronize(stream);
@@ -272,14 +297,20 @@ int main(int argc, char** argv) {
       return c;
     };
     const Check linked = check(*gu, *down);
-    Check control;
+    Check control, store, store_control;
     if (controls) control = check(*gu_control, *down_control);
+    if (down_store) store = check(*gu, *down_store);
+    if (down_store_control) store_control = check(*gu, *down_store_control);
     std::printf("\n== T = %u tokens: %u routed rows, padded to %u (%u tiles of %u)\n", T, T * kTopK, rows_total, rows_total / kTileM, kTileM);
     std::printf("  linked : Hm unwritten %zu; Y vs CPU double (%u tokens): %s\n", linked.hm_unwritten, kSampleTokens, linked.y.summary().c_str());
     if (controls)
       std::printf("  control: Hm unwritten %zu; Y vs CPU double (%u tokens): %s\n", control.hm_unwritten, kSampleTokens,
                   control.y.summary().c_str());
-    all_ok &= linked.ok() && (!controls || control.ok());
+    if (down_store)
+      std::printf("  down_store + topk_sum: Y vs CPU double (%u tokens): %s\n", kSampleTokens, store.y.summary().c_str());
+    if (down_store_control)
+      std::printf("  down_store_control + topk_sum: Y vs CPU double (%u tokens): %s\n", kSampleTokens, store_control.y.summary().c_str());
+    all_ok &= linked.ok() && (!controls || control.ok()) && (!down_store || store.ok()) && (!down_store_control || store_control.ok());
 
     js.obj();
     js.key("T").integer(T);
@@ -294,6 +325,18 @@ int main(int argc, char** argv) {
     js.key("hm_unwritten").integer(static_cast<long long>(linked.hm_unwritten));
     js.key("y").tol(linked.y);
     js.end();
+    if (down_store) {
+      js.key("store_check").obj();
+      js.key("ok").boolean(store.ok());
+      js.key("y").tol(store.y);
+      js.end();
+    }
+    if (down_store_control) {
+      js.key("store_control_check").obj();
+      js.key("ok").boolean(store_control.ok());
+      js.key("y").tol(store_control.y);
+      js.end();
+    }
     if (controls) {
       js.key("control_check").obj();
       js.key("ok").boolean(control.ok());
@@ -310,6 +353,13 @@ int main(int argc, char** argv) {
         cs.push_back({"gate_up_control", [&](CUstream s) { run_gu(*gu_control, s); }, {}, 1});
         cs.push_back({"down_control", [&](CUstream s) { run_down(*down_control, s); }, {}, 1});
       }
+      if (down_store) {  // the GEMM with its store alone, the sum alone, and both (the layer's down)
+        cs.push_back({"down_store", [&](CUstream s) { must(down_store->mod.launch(grid_of(kHidden / 256), s), "down_store"); }, {}, 1});
+        cs.push_back({"topk_sum", [&](CUstream s) { run_sum(s); }, {}, 1});
+        cs.push_back({"down_store_sum", [&](CUstream s) { run_down(*down_store, s); }, {}, 1});
+      }
+      if (down_store_control)
+        cs.push_back({"down_store_control", [&](CUstream s) { must(down_store_control->mod.launch(grid_of(kHidden / 256), s), "down_store_control"); }, {}, 1});
       const Clocks before = read_clocks();
       time_round_robin(cs, topt, util);
       // ---- the whole layer (and routing alone), run by run ----
@@ -327,7 +377,7 @@ int main(int argc, char** argv) {
       };
       std::vector<double> t_layer, t_route;
       for (unsigned it = 0; it < topt.rounds + topt.warmup; ++it) {
-        const double a = time([&] { route(); run_gu(*gu, stream); run_down(*down, stream); });
+        const double a = time([&] { route(); run_gu(*gu, stream); run_down(layer_down, stream); });
         const double r = time([&] { route(); });
         if (it >= topt.warmup) t_layer.push_back(a), t_route.push_back(r);
       }
@@ -337,17 +387,18 @@ int main(int argc, char** argv) {
       const double flops = 2.0 * T * kTopK * kHidden * (3.0 * kInter);
       const Stats layer = stats_of(t_layer), rt = stats_of(t_route);
       std::printf("  clocks before: %s; after: %s\n", before.line().c_str(), after.line().c_str());
-      std::printf("  layer %.4f ms ±%.1f%% (%.1f TFLOP/s of expert math), route %.4f ms\n", layer.median, 100 * layer.spread,
-                  flops / (layer.median * 1e-3) / 1e12, rt.median);
+      std::printf("  layer %.4f ms ±%.1f%% (%.1f TFLOP/s of expert math; down = %s), route %.4f ms\n", layer.median, 100 * layer.spread,
+                  flops / (layer.median * 1e-3) / 1e12, down_store ? "down_store + topk_sum" : "down", rt.median);
       for (const Contender& c : cs) {
         const Stats s = c.stats();
-        const double f = c.label.rfind("gate_up", 0) == 0 ? 2.0 * T * kTopK * kHidden * 2 * kInter : 2.0 * T * kTopK * kHidden * kInter;
+        const double f = c.label == "topk_sum" ? 0.0 : c.label.rfind("gate_up", 0) == 0 ? 2.0 * T * kTopK * kHidden * 2 * kInter : 2.0 * T * kTopK * kHidden * kInter;
         std::printf("  %-16s %.4f ms ±%.1f%%  (%.1f TFLOP/s over the %u routed rows)\n", c.label.c_str(), s.median, 100 * s.spread,
                     f / (s.median * 1e-3) / 1e12, T * kTopK);
       }
       js.key("clocks_before").raw(before.json());
       js.key("clocks_after").raw(after.json());
       js.key("expert_flops").num(flops);
+      js.key("layer_down").str(down_store ? "down_store + topk_sum" : "down");
       js.key("layer_ms").stats(layer);
       js.key("route_ms").stats(rt);
       js.key("layer_runs_ms").samples(t_layer);
@@ -355,9 +406,15 @@ int main(int argc, char** argv) {
         js.key(c.label + "_ms").stats(c.stats());
         js.key(c.label + "_runs_ms").samples(c.ms);
       }
-      if (controls) {
-        for (const char* k : {"gate_up", "down"}) {
-          const Ratio r = paired_ratio(cs[k[0] == 'g' ? 0 : 1].ms, cs[k[0] == 'g' ? 2 : 3].ms);
+      auto find = [&](const std::string& l) -> const Contender* {
+        for (const Contender& c : cs)
+          if (c.label == l) return &c;
+        return nullptr;
+      };
+      for (const char* k : {"gate_up", "down", "down_store"}) {
+        const Contender *lk = find(k), *ct = find(std::string(k) + "_control");
+        if (lk && ct) {
+          const Ratio r = paired_ratio(lk->ms, ct->ms);
           std::printf("  %s linked / control %.4f [%.4f, %.4f] %s\n", k, r.s.median, r.s.q1, r.s.q3, r.verdict.c_str());
           js.key(std::string(k) + "_linked_over_control").obj();
           js.key("ratio").stats(r.s);

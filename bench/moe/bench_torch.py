@@ -17,15 +17,17 @@ softmax). The torch pipeline does it with torch ops; the PipeLink layer with rou
             expert counts made by scatter_add instead of bincount, which syncs with the host)
   pipelink  routing kernels (each expert's rows padded to expert_align, the expert of every 128-row
             tile, row -> token and row -> weight; the row total read back), then the linked gate/up
-            kernel (gather + GEMM + SwiGLU × weight) and the linked down kernel (GEMM + scatter-add
-            combine into Y fp32)
+            kernel (gather + GEMM + SwiGLU × weight), the linked down_store kernel (GEMM, the expert
+            rows stored to Hd by TMA) and routing.cubin's moe_topk_sum (each token's 8 rows added
+            into Y fp32); the linked scatter-add down (GEMM + moe_combine's fp32 reductions into Y)
+            is timed and checked beside it
 Timed (bench/common/bench.py's spin + round-robin timer): the torch layer; its two halves (gather +
 gate/up + SwiGLU, and down + scale + index_add) against the two PipeLink kernels. The PipeLink layer
 (its routing reads the row total back to the host, so it cannot sit behind a spin) is timed in a
 round robin without a spin, beside the torch layer again. Checks: both outputs per element against
 an fp32 per-expert reference of the same routing (|err| <= rms(ref)/16 + 2^-6 |ref|), and against
-each other (rtol 2^-5); Hm poisoned, every routed row must be written.
---profile: the gate/up and down kernels at the largest T, once each, for ncu.
+each other (rtol 2^-5); Hm and Hd poisoned, every routed row must be written.
+--profile: gate/up, down_store, moe_topk_sum and the scatter-add down at the largest T, once each, for ncu.
 """
 from __future__ import annotations
 
@@ -104,6 +106,9 @@ class PipeLinkMoE:
         self.f_topk = pipelink.Function(r, "moe_topk", ["ptr", "u32", "u32", "ptr", "ptr", "ptr", "ptr"])
         self.f_offsets = pipelink.Function(r, "moe_offsets", ["ptr", "u32", "u32", "u32", "ptr", "ptr", "ptr"])
         self.f_scatter = pipelink.Function(r, "moe_scatter", ["u32", "ptr", "ptr", "ptr", "ptr", "ptr", "ptr"])
+        # The layer's down: down_store.cubin (GEMM + TMA store of the rows to Hd) + moe_topk_sum.
+        self.ds = pipelink.Kernel(os.path.join(kdir, "down_store.cubin"), os.path.join(kdir, "down_store.map"))
+        self.f_sum = pipelink.Function(r, "moe_topk_sum", ["u32", "u32", "ptr", "ptr", "ptr", "ptr", "ptr"])
         self.tn, self.out_rows, self.align = self.gu.fact("tile_n"), self.gu.fact("out_rows"), self.gu.fact("expert_align")
         self.sms, self.Wr32 = sms, Wr32
         self.w_gu = pipelink.tensor_map(Wgu, box=(self.tn, 64), swizzle="128B", l2_promotion="256B")
@@ -117,6 +122,7 @@ class PipeLinkMoE:
         self.row_weight = torch.empty(self.max_rows, **f32)
         self.tile_expert = torch.empty(self.max_rows // TILE_M + 1, **i32)
         self.Hm = torch.empty(self.max_rows, I, dtype=torch.bfloat16, device=dev)
+        self.Hd = torch.empty(self.max_rows, H, dtype=torch.bfloat16, device=dev)
 
     def route(self, X):
         """bench_moe's route(): fp32 logits, moe_topk, moe_offsets, the row total read back, moe_scatter."""
@@ -139,21 +145,36 @@ class PipeLinkMoE:
         self.dn.set(a_map=pipelink.tensor_map(hm, box=(TILE_M, 64), swizzle="128B", l2_promotion="256B"),
                     row_token=self.row_token, y=Y, hidden=H, K=I, w_map=self.w_dn, n_step=256, b_stride=128,
                     expert_rows=H, N=H // 2, tile_expert=self.tile_expert, M=total)
-        self.total, self.Y = total, Y
+        self.ds.set(a_map=pipelink.tensor_map(hm, box=(TILE_M, 64), swizzle="128B", l2_promotion="256B"),
+                    out_map=pipelink.tensor_map(self.Hd[:total], box=(TILE_M, 256), swizzle="none", l2_promotion="256B"),
+                    K=I, w_map=self.w_dn, n_step=256, b_stride=128, expert_rows=H, N=H // 2,
+                    tile_expert=self.tile_expert, M=total)
+        self.total, self.Y, self.T = total, Y, X.shape[0]
         self.g_gu = min(self.sms, (total // TILE_M) * math.ceil(I / self.tn))
         self.g_dn = min(self.sms, (total // TILE_M) * (H // 256))
 
     def gate_up(self):
         self.gu.launch(self.g_gu)
 
-    def down(self):
+    def down_atomic(self):
         self.Y.zero_()  # the combine scatter-adds
         self.dn.launch(self.g_dn)
 
-    def layer(self, X, Y):
+    def down_store(self):
+        self.ds.launch(self.g_dn)
+
+    def topk_sum(self):
+        self.f_sum.launch(self.T, H // 8, self.T, H, self.topk_e, self.topk_pos, self.offsets, self.Hd, self.Y)
+
+    def down(self):
+        """The layer's down: the rows stored to Hd, then each token's 8 rows added into Y."""
+        self.down_store()
+        self.topk_sum()
+
+    def layer(self, X, Y, down=None):
         self.setup(X, Y, self.route(X))
         self.gate_up()
-        self.down()
+        (down or self.down)()
         return self.total
 
 
@@ -196,9 +217,11 @@ def main() -> int:
         T = max(Ts)
         X = torch.randn(T, H, dtype=torch.bfloat16, device=dev)
         Y = torch.empty(T, H, dtype=torch.float32, device=dev)
-        pl.layer(X, Y)
+        pl.layer(X, Y)  # gate_up, down_store, moe_topk_sum
+        pl.down_atomic()
         torch.cuda.synchronize()
-        print(f"profile: launched gate_up (grid {pl.g_gu}) and down (grid {pl.g_dn}) at T = {T}, {pl.total} rows")
+        print(f"profile: launched gate_up (grid {pl.g_gu}), down_store (grid {pl.g_dn}), moe_topk_sum (grid {T}) and the "
+              f"scatter-add down (grid {pl.g_dn}) at T = {T}, {pl.total} rows")
         return 0
 
     print(f"device: {props.name} ({sms} SMs); torch {torch.__version__}; seed {seed}; {a.rounds} rounds")
@@ -219,18 +242,27 @@ def main() -> int:
         atol, rtol = rms / 16, 2.0 ** -6  # bf16 intermediates: errors scale with the output's typical size
         # -- checks --
         pl.Hm.fill_(float("nan"))
+        pl.Hd.fill_(float("nan"))
         Y.fill_(float("nan"))
         total = pl.layer(X, Y)
         torch.cuda.synchronize()
         hm_unwritten = int(torch.isnan(pl.Hm[:total].float()).any(dim=1).sum())  # every row, padding included
+        hd_unwritten = int(torch.isnan(pl.Hd[:total].float()).any(dim=1).sum())
         c_pl = B.tol_check(Y, ref, atol, rtol)
         c_pl["hm_rows_unwritten"] = hm_unwritten
-        c_pl["ok"] = c_pl["ok"] and hm_unwritten == 0
+        c_pl["hd_rows_unwritten"] = hd_unwritten
+        c_pl["ok"] = c_pl["ok"] and hm_unwritten == 0 and hd_unwritten == 0
+        Y2 = torch.full_like(Y, float("nan"))  # the scatter-add down, checked too
+        pl.layer(X, Y2, down=pl.down_atomic)
+        torch.cuda.synchronize()
+        c_at = B.tol_check(Y2, ref, atol, rtol)
+        del Y2
+        pl.setup(X, Y, total)
         out_t = tm.layer(X, Wr32)
         torch.cuda.synchronize()
         c_t = B.tol_check(out_t, ref, atol, rtol)
         c_x = B.tol_check(Y, out_t.float(), atol, 2.0 ** -5)  # against each other (torch rounds h, o and the sum to bf16)
-        all_ok &= c_pl["ok"] and c_t["ok"] and c_x["ok"]
+        all_ok &= c_pl["ok"] and c_t["ok"] and c_x["ok"] and c_at["ok"]
         # -- timing: the halves and the torch layer behind a spin, round robin --
         p = tm.prepare(X, w, idx)
         h_t = tm.gate_up(p)
@@ -240,7 +272,10 @@ def main() -> int:
             "torch gate/up (gather + grouped_mm + SwiGLU)": lambda: hold.__setitem__("h", tm.gate_up(p)),
             "torch down (grouped_mm + scale + index_add)": lambda: hold.__setitem__("o", tm.down(p, h_t)),
             "pipelink gate/up": pl.gate_up,
-            "pipelink down (+ combine, Y zeroed)": pl.down,
+            "pipelink down (+ combine, Y zeroed)": pl.down_atomic,
+            "pipelink down_store (GEMM + row store)": pl.down_store,
+            "pipelink top-k sum": pl.topk_sum,
+            "pipelink down_store + top-k sum": pl.down,
         }
         c0 = B.clocks()
         samples = spin_timer.run(cont)
@@ -254,23 +289,27 @@ def main() -> int:
         flops_gu, flops_dn = 2.0 * T * K * H * 2 * I, 2.0 * T * K * H * I
         claims = {
             "pipelink gate/up / torch gate/up": B.paired_ratio(samples["pipelink gate/up"], samples["torch gate/up (gather + grouped_mm + SwiGLU)"]),
-            "pipelink down / torch down": B.paired_ratio(samples["pipelink down (+ combine, Y zeroed)"], samples["torch down (grouped_mm + scale + index_add)"]),
+            "pipelink down / torch down": B.paired_ratio(samples["pipelink down_store + top-k sum"], samples["torch down (grouped_mm + scale + index_add)"]),
+            "pipelink down_store + sum / scatter-add down": B.paired_ratio(samples["pipelink down_store + top-k sum"],
+                                                                          samples["pipelink down (+ combine, Y zeroed)"]),
             "pipelink layer / torch layer (no spin, same rounds)": B.paired_ratio(
                 samples["pipelink layer (routing kernels, 1 host read)"], samples["torch layer (same rounds)"]),
         }
         print(f"\n== T = {T}: {T * K} routed rows, padded to {total}")
         print(f"  clocks before: {B.clocks_line(c0)}\n  clocks after:  {B.clocks_line(c1)}")
         print(f"  pipelink Y vs fp32 ref: {B.tol_line(c_pl)}; Hm rows unwritten {hm_unwritten}")
+        print(f"  pipelink Y (scatter-add down) vs fp32 ref: {B.tol_line(c_at)}; Hd rows unwritten {hd_unwritten}")
         print(f"  torch    Y vs fp32 ref: {B.tol_line(c_t)}")
         print(f"  pipelink vs torch:      {B.tol_line(c_x)}")
         for n in samples:
             tf = {"pipelink gate/up": flops_gu, "torch gate/up (gather + grouped_mm + SwiGLU)": flops_gu,
-                  "pipelink down (+ combine, Y zeroed)": flops_dn, "torch down (grouped_mm + scale + index_add)": flops_dn}.get(n)
+                  "pipelink down (+ combine, Y zeroed)": flops_dn, "torch down (grouped_mm + scale + index_add)": flops_dn,
+                  "pipelink down_store (GEMM + row store)": flops_dn, "pipelink down_store + top-k sum": flops_dn}.get(n)
             print(f"  {n:52s} {B.fmt_ms(st[n]):>18s} ms" + (f"  {tf / st[n]['median'] / 1e9:6.1f} TFLOP/s" if tf else ""))
         for n, c in claims.items():
             print(f"  {n:52s} {B.fmt_ratio(c)}")
         res["results"].append(dict(T=T, rows=total, clocks_before=c0, clocks_after=c1, flops_gate_up=flops_gu, flops_down=flops_dn,
-                                   check_pipelink=c_pl, check_torch=c_t, check_pipelink_vs_torch=c_x,
+                                   check_pipelink=c_pl, check_pipelink_scatter_add=c_at, check_torch=c_t, check_pipelink_vs_torch=c_x,
                                    entries={n: dict(ms=st[n], runs_ms=samples[n]) for n in samples}, claims=claims))
         del X, Y, ref, p, h_t, hold
         torch.cuda.empty_cache()
@@ -291,14 +330,17 @@ def write_md(path, res):
          f"back to the host once, so it is timed in its own round robin beside the torch layer (same rounds); the halves and "
          f"the torch layer also behind a spin. "
          f"All checks {'passed' if res['all_ok'] else '**did not pass**'}.\n",
-         "| tokens | PipeLink gate/up ms | torch gate/up ms | ratio | PipeLink down ms | torch down ms | ratio | PipeLink layer ms | "
-         "torch layer ms (spin) | torch layer ms (same rounds) | layer ratio | SM MHz |",
-         "|---:|---|---|---|---|---|---|---|---|---|---|---|"]
+         "PipeLink down = down_store (GEMM + TMA store of the expert rows) + moe_topk_sum; the scatter-add down (GEMM + "
+         "moe_combine's fp32 reductions into Y) is shown beside it.\n",
+         "| tokens | PipeLink gate/up ms | torch gate/up ms | ratio | PipeLink down ms | (GEMM + store / sum) | scatter-add down ms | "
+         "torch down ms | ratio | PipeLink layer ms | torch layer ms (spin) | torch layer ms (same rounds) | layer ratio | SM MHz |",
+         "|---:|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in res["results"]:
         e, c = r["entries"], r["claims"]
         m = lambda n: B.fmt_ms(e[n]["ms"])  # noqa: E731
         L.append(f"| {r['T']} | {m('pipelink gate/up')} | {m('torch gate/up (gather + grouped_mm + SwiGLU)')} | "
-                 f"{B.fmt_ratio(c['pipelink gate/up / torch gate/up'])} | {m('pipelink down (+ combine, Y zeroed)')} | "
+                 f"{B.fmt_ratio(c['pipelink gate/up / torch gate/up'])} | {m('pipelink down_store + top-k sum')} | "
+                 f"{m('pipelink down_store (GEMM + row store)')} / {m('pipelink top-k sum')} | {m('pipelink down (+ combine, Y zeroed)')} | "
                  f"{m('torch down (grouped_mm + scale + index_add)')} | {B.fmt_ratio(c['pipelink down / torch down'])} | "
                  f"{m('pipelink layer (routing kernels, 1 host read)')} | {m('torch layer')} | {m('torch layer (same rounds)')} | "
                  f"{B.fmt_ratio(c['pipelink layer / torch layer (no spin, same rounds)'])} | "
@@ -306,7 +348,7 @@ def write_md(path, res):
     L.append("\n## Checks (per element, |err| <= rms(ref)/16 + 2^-6 |ref| against an fp32 reference of the same routing; PipeLink vs torch with rtol 2^-5)\n")
     L.append("| tokens | output | over tol | worst err/tol | rel L2 | ok |\n|---:|---|---:|---:|---:|---|")
     for r in res["results"]:
-        for n, k in (("PipeLink Y", "check_pipelink"), ("torch", "check_torch"), ("PipeLink vs torch", "check_pipelink_vs_torch")):
+        for n, k in (("PipeLink Y", "check_pipelink"), ("PipeLink Y, scatter-add down", "check_pipelink_scatter_add"), ("torch", "check_torch"), ("PipeLink vs torch", "check_pipelink_vs_torch")):
             c = r[k]
             L.append(f"| {r['T']} | {n} | {c['over_tolerance']} | {c['worst_err_over_tol']:.3f} | {c['rel_l2']:.2e} | "
                      f"{'OK' if c['ok'] else '**FAIL**'} |")

@@ -13,6 +13,7 @@ RES=${RESULTS_DIR:-bench/results}
 K=$B/examples/moe
 mkdir -p "$RES"
 timeout "${BENCH_TIMEOUT:-400}" "$B/bench/bench_moe" --gu "$K/gate_up.cubin" "$K/gate_up.map" --down "$K/down.cubin" "$K/down.map" \
+  --down-store "$K/down_store.cubin" "$K/down_store.map" --down-store-control "$K/down_store_control.cubin" "$K/down_store_control.map" \
   --gu-control "$K/gate_up_control.cubin" "$K/gate_up_control.map" --down-control "$K/down_control.cubin" "$K/down_control.map" \
   --routing "$K/routing.cubin" --util "$B/bench/bench_util.cubin" --json "$RES/moe.json" "$@"
 rc=$?

@@ -15,9 +15,11 @@ if [ "${2:-}" = qwen ]; then
   REQUIRE_ALL=1 RESULTS_DIR=$(mktemp -d) exec bash bench/qwen_mlp/run.sh "$B" --M 16,256,1024 --iters 2
 fi
 if [ "${2:-}" = moe ]; then
-  # The MoE layer's linked kernels and controls against the CPU reference (poisoned intermediate).
+  # The MoE layer's linked kernels and controls against the CPU reference (poisoned intermediates),
+  # both downs: the scatter-add one and down_store + moe_topk_sum.
   K=$B/examples/moe
   exec timeout 120 "$B/bench/bench_moe" --gu "$K/gate_up.cubin" "$K/gate_up.map" --down "$K/down.cubin" "$K/down.map" \
+    --down-store "$K/down_store.cubin" "$K/down_store.map" --down-store-control "$K/down_store_control.cubin" "$K/down_store_control.map" \
     --gu-control "$K/gate_up_control.cubin" "$K/gate_up_control.map" --down-control "$K/down_control.cubin" "$K/down_control.map" \
     --routing "$K/routing.cubin" --util "$B/bench/bench_util.cubin" --T 512,4096 --check-only
 fi

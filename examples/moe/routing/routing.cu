@@ -8,6 +8,11 @@
 //                tile_m-row tile; the total row count
 //   moe_scatter  writes each routed (token, k) into its expert's rows: row_token, row_weight;
 //                padding rows keep token -1 and weight 0 (the host clears them first)
+//
+// And, after the down kernel that stores each expert row's output (already scaled by its routing
+// weight in the gate/up kernel) to Hd in the expert-sorted row order (down_store.cubin):
+//   moe_topk_sum one block per token: y[t] = sum over its 8 (expert, slot) of Hd[row], in fp32,
+//                row = offsets[expert] + slot, as moe_scatter placed it
 #include <cuda_runtime.h>
 
 extern "C" __global__ void moe_topk(const float* __restrict__ logits, unsigned T, unsigned E, unsigned* __restrict__ counts,
@@ -83,4 +88,32 @@ extern "C" __global__ void moe_scatter(unsigned T, const int* __restrict__ topk_
   const unsigned row = offsets[topk_expert[i]] + topk_pos[i];
   row_token[row] = int(i / 8);
   row_weight[row] = topk_weight[i];
+}
+
+// hidden = 8 * blockDim.x (2048 = 8 x 256): each thread sums one 16-byte chunk of 8 bf16 columns
+// over the token's 8 rows (eight independent loads in flight), and writes 8 fp32 values.
+extern "C" __global__ void moe_topk_sum(unsigned T, unsigned hidden, const int* __restrict__ topk_expert,
+                                        const unsigned* __restrict__ topk_pos, const unsigned* __restrict__ offsets,
+                                        const uint4* __restrict__ hd, float4* __restrict__ y) {
+  constexpr unsigned K = 8;
+  const unsigned t = blockIdx.x, c = threadIdx.x, chunks = hidden / 8;
+  if (t >= T || c >= chunks) return;
+  uint4 v[K];
+#pragma unroll
+  for (unsigned k = 0; k < K; ++k) {
+    const unsigned row = offsets[topk_expert[t * K + k]] + topk_pos[t * K + k];
+    v[k] = hd[size_t(row) * chunks + c];
+  }
+  float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+  for (unsigned k = 0; k < K; ++k) {
+    const unsigned w[4] = {v[k].x, v[k].y, v[k].z, v[k].w};
+#pragma unroll
+    for (unsigned j = 0; j < 4; ++j) {
+      acc[2 * j] += __uint_as_float(w[j] << 16);
+      acc[2 * j + 1] += __uint_as_float(w[j] & 0xFFFF0000u);
+    }
+  }
+  y[(size_t(t) * chunks + c) * 2] = make_float4(acc[0], acc[1], acc[2], acc[3]);
+  y[(size_t(t) * chunks + c) * 2 + 1] = make_float4(acc[4], acc[5], acc[6], acc[7]);
 }
