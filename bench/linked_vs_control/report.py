@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Merges bench_lvc's timings with the SASS comparison into the report.
 
-usage: report.py RAW.json SASS.json OUT.json OUT.md
+usage: report.py RAW.json SASS.json OUT.json OUT.md [RAW2.json SASS2.json ...]
+
+More RAW/SASS pairs (lvc_torch.py's, another run's) are merged in; each configuration keeps the
+date of its run. RAW may also be an earlier report (OUT.json), whose configurations and SASS are
+reused as they are (SASS given as "-").
 
 Per configuration: Δ = median(linked) / median(control) − 1, and the A/A Δ = median(control
 again) / median(control) − 1 (the same control cubin loaded twice: the noise floor). The summary
@@ -19,9 +23,28 @@ def pct(x):
 
 def main():
     raw_path, sass_path, out_json, out_md = sys.argv[1:5]
-    raw = json.load(open(raw_path))
-    sass = json.load(open(sass_path))
+    more = sys.argv[5:]
+    if len(more) % 2:
+        sys.exit("report.py: extra inputs come in RAW SASS pairs")
+
+    def load(rp, sp):
+        r = json.load(open(rp))
+        s = r["sass"] if sp == "-" else json.load(open(sp))
+        ok = r["all_checks_ok"] if "all_checks_ok" in r else r["summary"]["all_checks_ok"]
+        for c in r["configs"]:
+            c.setdefault("run_date", r["date"])
+        return r, s, ok
+
+    raw, sass, all_ok = load(raw_path, sass_path)
     configs = raw["configs"]
+    runs = [dict(date=raw["date"], device=raw["device"], configurations=len(configs), source=raw.get("bench", "bench_lvc"))]
+    for rp, sp in zip(more[0::2], more[1::2]):
+        r, s, ok = load(rp, sp)
+        configs += r["configs"]
+        sass.update(s)
+        all_ok = all_ok and ok
+        runs.append(dict(date=r["date"], device=r["device"], configurations=len(r["configs"]), source=r.get("bench", "")))
+    raw["all_checks_ok"] = all_ok
     for c in configs:
         key = f"{c['family']}/{c['kernel']}"
         s = sass.get(key)
@@ -69,7 +92,7 @@ def main():
             f"{100 * s['aa_median_abs_delta']:.3f}%, max |Δ| {100 * s['aa_max_abs_delta']:.3f}%, within 0.2% in {s['aa_within_0_2pct']} of {n}.")
     summary["line"] = line
     out = {"bench": "linked_vs_control", "device": raw["device"], "date": raw["date"], "rounds": raw["rounds"],
-           "warmup": raw["warmup"], "seed": raw["seed"], "summary": summary, "sass": sass, "configs": configs}
+           "warmup": raw["warmup"], "seed": raw["seed"], "runs": runs, "summary": summary, "sass": sass, "configs": configs}
     json.dump(out, open(out_json, "w"), indent=1)
 
     md = []
@@ -79,6 +102,9 @@ def main():
               "time (A/A) run once each, in an order that rotates, each between its own CUDA events, behind a GPU spin. "
               "A kernel under 0.3 ms runs `reps` times inside its events. Δ = median(linked) / median(control) − 1; A/A Δ = "
               "median(control again) / median(control) − 1. Per-round ratios: linked/control of the same round, quartiles and extremes.\n")
+    if len(runs) > 1:
+        md.append("Runs merged here (each configuration is linked vs control within one run): " +
+                  "; ".join(f"{r['source']}, {r['date']}, {r['configurations']} configurations" for r in runs) + ".\n")
     md.append(f"**{line}**\n")
     md.append(f"Median interquartile range of the per-round ratio: {100 * s['median_sample_ratio_iqr']:.3f}% "
               f"(linked/control), {100 * s['median_sample_ratio_iqr_aa']:.3f}% (A/A). Checks: "

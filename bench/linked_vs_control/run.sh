@@ -27,12 +27,21 @@ timeout "${BENCH_TIMEOUT:-480}" "$S/bench_lvc" --kernels "$S/k" --util "$S/lvc_u
 rc=$?
 [ $rc -eq 124 ] && echo "run.sh: timed out"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader || true
+# The kernels launched on torch tensors (attention, the Qwen kernels at the Llama shapes), where
+# torch is installed: lvc_torch.py, in the same call, after bench_lvc.
+extra=()
+if [ -d "$S/kt" ] && python3 -c "import torch" 2>/dev/null; then
+  python3 "$here/sass_compare.py" "$S/kt" > "$RES/linked_vs_control_torch_sass.json" || rc=2
+  PYTHONPATH=$S/py timeout 300 python3 "$here/lvc_torch.py" --kernels "$S/kt" --json "$RES/linked_vs_control_torch_raw.json" || rc=2
+  [ -f "$RES/linked_vs_control_torch_raw.json" ] && extra=("$RES/linked_vs_control_torch_raw.json" "$RES/linked_vs_control_torch_sass.json")
+fi
 if [ -f "$RES/linked_vs_control_raw.json" ]; then
   python3 "$here/report.py" "$RES/linked_vs_control_raw.json" "$RES/linked_vs_control_sass.json" \
-    "$RES/linked_vs_control.json" "$RES/linked_vs_control.md" || rc=2
+    "$RES/linked_vs_control.json" "$RES/linked_vs_control.md" "${extra[@]}" || rc=2
 fi
 if [ -n "${OUT:-}" ]; then
-  for f in linked_vs_control.json linked_vs_control.md linked_vs_control_raw.json linked_vs_control_sass.json; do
+  for f in linked_vs_control.json linked_vs_control.md linked_vs_control_raw.json linked_vs_control_sass.json \
+           linked_vs_control_torch_raw.json linked_vs_control_torch_sass.json; do
     [ -f "$RES/$f" ] && cp "$RES/$f" "$OUT/"
   done
 fi

@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""Linked versus control for the kernels that run on torch tensors: the Llama-3.2-1B decode
+attention (cores a and b, examples/llama_decode) and qwen_mlp's fused_small / gemm_small at the
+Llama shapes (gate/up + SwiGLU: K = 2048, N = 8192; lm_head: N = 128256), through `import pipelink`.
+
+usage: lvc_torch.py --kernels DIR --json RAW.json [--rounds 30]
+
+DIR holds <family>/<kernel>.{cubin,map} and <kernel>_control.{cubin,map} (the layout
+sass_compare.py reads: families `attention` and `llama_qwen`) and attention/select.json. Per
+configuration, as bench_lvc does: the linked kernel, its control and the control loaded a second
+time (A/A), in a rotating order each round behind a GPU spin (bench/common/bench.py's RoundRobin),
+a kernel under 0.3 ms repeated inside its events. Checks: the outputs of linked and control are
+compared word by word, and the linked output against an fp32 torch reference (attention: |err| <=
+2^-7 |ref| + 2^-9, as decode.check_attention; GEMMs: |err| <= 2^-6 |ref| + 2^-6 rms(ref)), the
+output poisoned with NaN first. Writes the configurations in bench_lvc's JSON form, which
+report.py merges.
+"""
+import argparse
+import math
+import os
+import sys
+import time
+
+import torch
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(here, "..", "common"))
+import bench as B  # noqa: E402
+import pipelink  # noqa: E402
+
+QH, KVH, HD, KV_TILE, HIDDEN, FFN, VOCAB = 32, 8, 64, 64, 2048, 8192, 128256
+
+
+def trio(kdir, family, name):
+    p = lambda n: (os.path.join(kdir, family, n + ".cubin"), os.path.join(kdir, family, n + ".map"))  # noqa: E731
+    return pipelink.Kernel(*p(name)), pipelink.Kernel(*p(name + "_control")), pipelink.Kernel(*p(name + "_control"))
+
+
+def measure(run, rounds, seed):
+    """run(kernel) launches one kernel; returns the three sample lists and reps."""
+    rr = B.RoundRobin(rounds=rounds, warmup=3, target_ms=0.3, max_reps=64, seed=seed)
+    s = rr.run({"linked": lambda: run(0), "control": lambda: run(1), "control_again": lambda: run(2)})
+    return s, rr.reps["linked"]
+
+
+def ms3(v):
+    st = B.stats(v)
+    return dict(median=st["median"], min=min(v), max=max(v))
+
+
+def ratio_stats(a, b):
+    r = sorted(x / y for x, y in zip(a, b))
+    q = lambda f: B._quantile(r, f)  # noqa: E731
+    return dict(median=q(0.5), q1=q(0.25), q3=q(0.75), min=r[0], max=r[-1])
+
+
+def words_differing(x, y):
+    return int((x.contiguous().view(torch.int16) != y.contiguous().view(torch.int16)).sum().item())
+
+
+def record(family, kernel, variant, shape, grid, k, samples, reps, check):
+    s = samples
+    return dict(family=family, kernel=kernel, variant=variant, shape=shape, grid=grid, threads=k.threads, smem=k.smem_bytes,
+                reps=reps, linked_ms=ms3(s["linked"]), control_ms=ms3(s["control"]), control_again_ms=ms3(s["control_again"]),
+                sample_ratio_linked_control=ratio_stats(s["linked"], s["control"]),
+                sample_ratio_aa=ratio_stats(s["control_again"], s["control"]), check=check,
+                samples_linked=len(s["linked"]), samples_control=len(s["control"]), samples_control_again=len(s["control_again"]))
+
+
+def attention_configs(kdir, rounds, seed, log):
+    sel = pipelink.Selection(os.path.join(kdir, "attention", "select.json"))
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    out = []
+    for variant, name in (("a", "attn_a"), ("b", "attn_b")):
+        ks = trio(kdir, "attention", name)
+        for Bt, L in ((1, 16), (1, 1024), (1, 4096), (1, 8192), (16, 16), (16, 4096), (64, 16), (64, 4096)):
+            g = torch.Generator(device="cuda")
+            g.manual_seed(Bt * 100003 + L)
+            rows = Bt * KVH * L
+            K = torch.randn(rows, HD, generator=g, device="cuda").to(torch.bfloat16)
+            V = torch.randn(rows, HD, generator=g, device="cuda").to(torch.bfloat16)
+            q = (torch.randn(Bt, QH, HD, generator=g, device="cuda") * 2.0).to(torch.bfloat16)
+            S = sel.params(variant, B=Bt, L=L, kv_heads=KVH, sms=sms)["S"]
+            sw = "128B"
+            maps = (pipelink.tensor_map(K, box=(KV_TILE, HD), swizzle=sw), pipelink.tensor_map(V, box=(KV_TILE, HD), swizzle=sw))
+            outs = [torch.empty(Bt, QH * HD, device="cuda", dtype=torch.bfloat16) for _ in range(3)]
+            cnt = torch.zeros(Bt * KVH, device="cuda", dtype=torch.int32)
+            ws = torch.empty(Bt * KVH * 64 * 4 * (HD + 2), device="cuda", dtype=torch.float32)
+            grid = Bt * KVH * S
+
+            def run(i, outs=outs, maps=maps, q=q, L=L, S=S, Bt=Bt, cnt=cnt, ws=ws, ks=ks, grid=grid):
+                k = ks[i]
+                a = dict(k_map=maps[0], v_map=maps[1], q=q, attn_out=outs[i], L=L, kv_stride=L, S=S, BH=Bt * KVH, ws=ws, cnt=cnt)
+                k.launch(grid, **{n: v for n, v in a.items() if n in k.params})
+
+            for o in outs:
+                o.fill_(float("nan"))
+            run(0)
+            run(1)
+            torch.cuda.synchronize()
+            kf = K.view(Bt, KVH, L, HD).float().repeat_interleave(QH // KVH, dim=1)
+            vf = V.view(Bt, KVH, L, HD).float().repeat_interleave(QH // KVH, dim=1)
+            p = torch.softmax(torch.einsum("bhd,bhld->bhl", q.float(), kf) / math.sqrt(HD), dim=-1)
+            ref = torch.einsum("bhl,bhld->bhd", p, vf).reshape(Bt, QH * HD)
+            c = B.tol_check(outs[0], ref, 2 ** -9, 2 ** -7)
+            wd = words_differing(outs[0], outs[1])
+            ok = c["ok"] and int(cnt.abs().sum().item()) == 0
+            check = dict(ok=ok, words_differing=wd, unwritten_linked=int(torch.isnan(outs[0].float()).sum().item()),
+                         unwritten_control=int(torch.isnan(outs[1].float()).sum().item()),
+                         rel_diff_linked_control=float((outs[0].float() - outs[1].float()).norm() / outs[1].float().norm()),
+                         ref_rel_err=c["rel_l2"], ref="fp32 torch attention, |err| <= 2^-7 |ref| + 2^-9")
+            samples, reps = measure(run, rounds, seed)
+            r = record("attention", name, f"core {variant}, S={S}", f"B={Bt} L={L}", grid, ks[0], samples, reps, check)
+            out.append(r)
+            log(f"attention/{name} B={Bt} L={L} S={S}: linked {r['linked_ms']['median']:.4f} control {r['control_ms']['median']:.4f} "
+                f"ms, ratio q1-q3 {r['sample_ratio_linked_control']['q1']:.4f}-{r['sample_ratio_linked_control']['q3']:.4f}, "
+                f"check {'ok' if ok else 'FAIL'} (words differing {wd}, worst err/tol {c['worst_err_over_tol']:.3f})")
+            del K, V, q, outs, ws
+    return out
+
+
+def qwen_configs(kdir, rounds, seed, log):
+    out = []
+    e = dict(device="cuda", dtype=torch.bfloat16)
+    Wgu = (torch.randn(2 * FFN, HIDDEN, device="cuda") * 0.02).to(torch.bfloat16)
+    E = (torch.randn(VOCAB, HIDDEN, device="cuda") * 0.02).to(torch.bfloat16)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    for name in ("fused_small", "gemm_small"):
+        ks = trio(kdir, "llama_qwen", name)
+        tm, tn, tk = ks[0].fact("tile_m"), ks[0].fact("tile_n"), ks[0].fact("tile_k")
+        for Bt in (1, 16, 64):
+            x = torch.randn(Bt, HIDDEN, **e)
+            if name == "fused_small":
+                outs = [torch.empty(Bt, FFN, **e) for _ in range(3)]
+                grid = min(sms, -(-Bt // tm) * -(-FFN // tn))
+                common = dict(x_map=pipelink.tensor_map(x, box=(tm, tk), swizzle="128B", l2_promotion="256B"),
+                              w_map=pipelink.tensor_map(Wgu, box=(tn, tk), swizzle="128B", l2_promotion="256B"),
+                              K=HIDDEN, M=Bt, N=FFN, n_step=tn, b_stride=FFN)
+                omaps = [pipelink.tensor_map(o, box=(64, tn), swizzle="none", l2_promotion="none") for o in outs]
+                xf = x.float()
+                g_, u_ = xf @ Wgu[:FFN].float().t(), xf @ Wgu[FFN:].float().t()
+                ref = g_ * torch.sigmoid(g_) * u_
+                shape = f"M={Bt} N={FFN} K={HIDDEN} (Llama gate/up)"
+            else:
+                outs = [torch.empty(Bt, VOCAB, **e) for _ in range(3)]
+                half = -(-VOCAB // 2)
+                grid = min(sms, -(-Bt // tm) * -(-half // tn))
+                common = dict(x_map=pipelink.tensor_map(x, box=(tm, tk), swizzle="128B", l2_promotion="256B"),
+                              w_map=pipelink.tensor_map(E, box=(tn, tk), swizzle="128B", l2_promotion="256B"),
+                              K=HIDDEN, M=Bt, N=half, n_step=2 * tn, b_stride=tn)
+                omaps = [pipelink.tensor_map(o, box=(tm, 2 * tn), swizzle="none", l2_promotion="none") for o in outs]
+                ref = x.float() @ E.float().t()
+                shape = f"M={Bt} N={VOCAB} K={HIDDEN} (Llama lm_head)"
+
+            def run(i, ks=ks, grid=grid, common=common, omaps=omaps):
+                ks[i].launch(grid, out_map=omaps[i], **common)
+
+            for o in outs:
+                o.fill_(float("nan"))
+            run(0)
+            run(1)
+            torch.cuda.synchronize()
+            rms = float(ref.pow(2).mean().sqrt())
+            c = B.tol_check(outs[0], ref, rms / 64, 2 ** -6)
+            wd = words_differing(outs[0], outs[1])
+            check = dict(ok=c["ok"], words_differing=wd, unwritten_linked=int(torch.isnan(outs[0].float()).sum().item()),
+                         unwritten_control=int(torch.isnan(outs[1].float()).sum().item()),
+                         rel_diff_linked_control=float((outs[0].float() - outs[1].float()).norm() / outs[1].float().norm()),
+                         ref_rel_err=c["rel_l2"], ref="fp32 torch, |err| <= 2^-6 |ref| + rms/64")
+            samples, reps = measure(run, rounds, seed)
+            r = record("llama_qwen", name, f"{tm}x{tn}", shape, grid, ks[0], samples, reps, check)
+            out.append(r)
+            log(f"llama_qwen/{name} M={Bt}: linked {r['linked_ms']['median']:.4f} control {r['control_ms']['median']:.4f} ms, "
+                f"ratio q1-q3 {r['sample_ratio_linked_control']['q1']:.4f}-{r['sample_ratio_linked_control']['q3']:.4f}, "
+                f"check {'ok' if c['ok'] else 'FAIL'} (words differing {wd}, worst err/tol {c['worst_err_over_tol']:.3f})")
+            del x, outs
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kernels", required=True)
+    ap.add_argument("--json", required=True)
+    ap.add_argument("--rounds", type=int, default=30)
+    a = ap.parse_args()
+    if not torch.cuda.is_available():
+        print("skipped: no GPU")
+        return 77
+    seed = time.time_ns() % (1 << 62)
+    torch.manual_seed(seed)
+    log = lambda s: print(s, flush=True)  # noqa: E731
+    props = torch.cuda.get_device_properties(0)
+    date = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    log(f"{props.name}, {date}, torch {torch.__version__}, seed {seed}, {a.rounds} rounds")
+    configs = attention_configs(a.kernels, a.rounds, seed, log) + qwen_configs(a.kernels, a.rounds, seed, log)
+    ok = all(c["check"]["ok"] for c in configs)
+    B.write_json(a.json, dict(bench="linked_vs_control_torch", device=props.name, date=date, rounds=a.rounds, warmup=3, seed=seed,
+                              timer="bench/common/bench.py RoundRobin (spin, rotating order), target 0.3 ms per sample",
+                              all_checks_ok=ok, configs=configs))
+    log("PASS: every check passed" if ok else "FAIL: a check failed")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
