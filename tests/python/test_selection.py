@@ -55,5 +55,16 @@ try:
     print("FAIL: a missing shape variable was accepted")
 except TypeError:
     pass
+# select_pdl.json (the variants linked with --pdl) must choose exactly as select.json does.
+with open(os.path.join(src, "examples/llama_decode/select.json")) as f:
+    plain_t = json.load(f)
+with open(os.path.join(src, "examples/llama_decode/select_pdl.json")) as f:
+    pdl_t = json.load(f)
+expect("select_pdl inputs", pdl_t["inputs"], plain_t["inputs"])
+expect("select_pdl rules", pdl_t["rules"], plain_t["rules"])
+expect("select_pdl params", {n: v.get("params") for n, v in pdl_t["variants"].items()},
+       {n: v.get("params") for n, v in plain_t["variants"].items()})
+expect("select_pdl cubins", {n: v["cubin"] for n, v in pdl_t["variants"].items()},
+       {n: v["cubin"].replace(".cubin", "_pdl.cubin") for n, v in plain_t["variants"].items()})
 print("PASS" if fails == 0 else f"{fails} FAILED")
 sys.exit(1 if fails else 0)
