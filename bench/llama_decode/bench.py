@@ -11,8 +11,10 @@ attention output poisoned (NaN) before the replay, and the attention alone (16 l
 in one graph, same modes, SDPA for torch). Also the step with the attention replaced by a zero tensor ("none": what the rest of the step
 costs). With the rest linked too (decode.LinkedStep; --no-rest leaves them out): a / b /
 selected + rest, selected + rest with cuBLAS gate/up and lm_head, and the linked-rest step without
-attention, timed and checked in the same process as the others. Then a context sweep at B = 1
-into an SVG.
+attention, timed and checked in the same process as the others; and each of those again with
+programmatic dependent launch (decode.LinkedStep(pdl=True); --no-pdl leaves them out), checked
+the same way and compared bit for bit with the same graph without PDL. Then a context sweep at
+B = 1 into an SVG.
 
     PYTHONPATH=build/python python3 bench/llama_decode/bench.py --kernels build/examples/llama_decode --out DIR
 """
