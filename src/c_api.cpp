@@ -152,13 +152,13 @@ int pl_options_set(pl_options* o, const char* key, const char* value, char* err,
     else if (k == "arch") opt.arch = v;
     else if (k == "cache_dir") opt.cache_dir = v;
     else if (k == "kernel_name") opt.kernel_name = v;
-    else if (k == "control" || k == "save_temps" || k == "emit_ptx" || k == "verbose") {
+    else if (k == "control" || k == "save_temps" || k == "emit_ptx" || k == "verbose" || k == "pdl") {
       bool b = false;
       if (!parse_bool(value, b)) {
         set_err(err, err_size, "option '" + k + "' takes 0 or 1, got '" + v + "'");
         return -1;
       }
-      (k == "control" ? opt.control : k == "save_temps" ? opt.save_temps : k == "emit_ptx" ? opt.emit_ptx : opt.verbose) = b;
+      (k == "control" ? opt.control : k == "save_temps" ? opt.save_temps : k == "emit_ptx" ? opt.emit_ptx : k == "pdl" ? opt.pdl : opt.verbose) = b;
     } else {
       set_err(err, err_size, "unknown option '" + k + "'");
       return -1;

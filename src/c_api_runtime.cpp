@@ -85,7 +85,7 @@ std::string info_json(const plrt_kernel& k) {
   std::string j = "{\"name\":";
   pipelink::append_json_string(j, k.mod->kernel_name());
   j += ",\"threads\":" + std::to_string(k.mod->threads()) + ",\"smem_bytes\":" + std::to_string(k.mod->smem_bytes()) +
-       ",\"device\":" + std::to_string(k.ordinal) + ",\"params\":{";
+       ",\"device\":" + std::to_string(k.ordinal) + ",\"pdl\":" + (k.mod->pdl() ? "true" : "false") + ",\"params\":{";
   bool first = true;
   for (const auto& [name, type] : k.mod->param_types()) {
     if (!first) j += ",";
@@ -290,11 +290,35 @@ void plrt_function_free(plrt_function* f) {
 
 int plrt_function_launch(plrt_function* f, unsigned grid, unsigned block, unsigned smem_bytes, void* stream, void** args, char* err,
                          size_t size) {
+  return plrt_function_launch_ex(f, grid, block, smem_bytes, stream, args, 0u, err, size);
+}
+
+int plrt_function_launch_ex(plrt_function* f, unsigned grid, unsigned block, unsigned smem_bytes, void* stream, void** args,
+                            unsigned flags, char* err, size_t size) {
   if (!f || !f->fn) return fail(err, size, "plrt_function_launch: NULL function");
   if (grid == 0 || block == 0) return fail(err, size, "plrt_function_launch: grid and block must be at least 1");
+  if (flags & ~static_cast<unsigned>(PLRT_LAUNCH_PDL))
+    return fail(err, size, "plrt_function_launch_ex: unknown flags " + std::to_string(flags));
   return guarded(err, size, "plrt_function_launch", [&] {
     CtxScope scope(f->ctx);
     if (!scope.status()) return fail(err, size, scope.status().message);
+    if (flags & PLRT_LAUNCH_PDL) {
+      CUlaunchAttribute attr[1];
+      attr[0].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+      attr[0].value.programmaticStreamSerializationAllowed = 1;
+      CUlaunchConfig cfg{};
+      cfg.gridDimX = grid;
+      cfg.gridDimY = cfg.gridDimZ = 1;
+      cfg.blockDimX = block;
+      cfg.blockDimY = cfg.blockDimZ = 1;
+      cfg.sharedMemBytes = smem_bytes;
+      cfg.hStream = static_cast<CUstream>(stream);
+      cfg.attrs = attr;
+      cfg.numAttrs = 1;
+      if (CUresult r = cuLaunchKernelEx(&cfg, f->fn, args, nullptr); r != CUDA_SUCCESS)
+        return fail(err, size, pipelink::cu_error(r, "cuLaunchKernelEx(pdl)"));
+      return 0;
+    }
     if (CUresult r = cuLaunchKernel(f->fn, grid, 1, 1, block, 1, 1, smem_bytes, static_cast<CUstream>(stream), args, nullptr);
         r != CUDA_SUCCESS)
       return fail(err, size, pipelink::cu_error(r, "cuLaunchKernel"));

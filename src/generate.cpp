@@ -1,7 +1,8 @@
 // generate — writes the connection unit: CUDA C++ that defines every binding with external
 // linkage (facts, per-instance slot tables, the tile sequence), the generated transfers, and
 // the __global__ entry (mbarrier initialisation, warp-role dispatch with setmaxnreg per
-// warpgroup). nvJitLink -lto then folds all of it into the components as constants.
+// warpgroup; with --pdl, griddepcontrol.wait before any role). nvJitLink -lto then folds all
+// of it into the components as constants.
 //
 // Symbols derive from indices (pl_slots_<instance>, pl_transfer_<pipe>), never from contract
 // text; contract text appears only in comments, through printable().
@@ -342,6 +343,16 @@ void generate(LinkContext& ctx) {
     if (wg.registers && wg.registers != ctx.entry_registers)
       o << "    asm volatile(\"setmaxnreg." << (wg.registers < ctx.entry_registers ? "dec" : "inc") << ".sync.aligned.u32 "
         << wg.registers << ";\\n\");\n";
+    if (ctx.opt.pdl)
+      // Programmatic dependent launch (--pdl). Everything above touches only this block's shared
+      // memory and registers, so it may overlap the previous grid; every global access (any
+      // component role, a transfer) comes after the wait, which returns once the grids this one
+      // depends on have completed and their writes are visible. Then this block lets the next
+      // grid be scheduled: that grid's own wait still covers all of this one, so triggering here
+      // only lets its prologue overlap this grid's work, and at most two grids of a PDL chain
+      // are resident at a time (the trigger follows the wait).
+      o << "    asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");  // pdl: after the prologue, before any role\n"
+        << "    asm volatile(\"griddepcontrol.launch_dependents;\" ::: \"memory\");\n";
     bool first = true;
     for (int i : wg.instances) {
       const Instance& in = ctx.instances[i];

@@ -1,6 +1,6 @@
 // map — renders the link map: what was allocated to whom. Plain text, fixed column order,
 // deterministic. The "launch" and "param" lines are also what pipelink::Module reads back to
-// launch the kernel, so their format is stable: `launch <kernel> threads <n> smem <bytes>` and
+// launch the kernel, so their format is stable: `launch <kernel> threads <n> smem <bytes> [pdl]` and
 // `param <name> <type> <slot>`. Contract text goes through printable(), so no name, owner or path
 // can start a line of its own.
 #include <cstdio>
@@ -32,6 +32,8 @@ std::string render_manifest(const LinkContext& ctx) {
     << "launch " << ctx.opt.kernel_name << " threads " << ctx.total_warps * 32 << " smem " << ctx.smem_bytes << "\n"
     << "target " << ctx.target.arch << "\n"
     << "checked " << (checked_build(ctx.opt) ? 1 : 0) << "\n";
+  // Only a PDL link has the line (a link without it keeps its manifest, and hash, as before).
+  if (ctx.opt.pdl) o << "pdl 1\n";
   // Only a cluster link has the line (a one-block link's manifest, and hash, are as before).
   if (ctx.cluster_size() > 1)
     o << "cluster " << ctx.cluster->dims[0] << " " << ctx.cluster->dims[1] << " " << ctx.cluster->dims[2]
@@ -47,7 +49,8 @@ std::string render_map(const LinkContext& ctx) {
   char hash[32];
   std::snprintf(hash, sizeof hash, "%016llx", manifest_hash(render_manifest(ctx)));
   o << "# PipeLink link map\n"
-    << "launch " << ctx.opt.kernel_name << " threads " << threads << " smem " << ctx.smem_bytes << "\n"
+    << "launch " << ctx.opt.kernel_name << " threads " << threads << " smem " << ctx.smem_bytes << (ctx.opt.pdl ? " pdl" : "")
+    << "\n"
     << "manifest " << hash << "  (the cubin's pl_manifest; pipelink::Module refuses a cubin from another link)\n"
     << "target " << ctx.target.arch << "  warps " << ctx.total_warps << "  warpgroups " << ctx.warpgroups.size()
     << "  register-cap " << ctx.entry_registers << "\n";

@@ -259,7 +259,8 @@ std::string render_map_svg(const LinkContext& ctx) {
                      std::to_string(ctx.smem_bytes) + " of " + std::to_string(ctx.target.max_smem) +
                      " bytes  |  register cap " + std::to_string(ctx.entry_registers) + "  |  " +
                      plural(static_cast<int64_t>(ctx.instances.size()), "instance") + ", " +
-                     plural(static_cast<int64_t>(ctx.pipes.size()), "pipe");
+                     plural(static_cast<int64_t>(ctx.pipes.size()), "pipe") +
+                     (ctx.opt.pdl ? "  |  programmatic dependent launch" : "");
   g.text(kMargin, y, line, kBody, "start", false, "#1a1a1a", width - 2 * kMargin);
   // Facts, wrapped to the width.
   {

@@ -123,6 +123,7 @@ Status Module::load(const std::string& cubin_path, const std::string& map_path) 
     facts_.clear();
     cluster_[0] = cluster_[1] = cluster_[2] = 1;
     nonportable_ = false;
+    pdl_ = false;
     for (std::string line; std::getline(ms, line);) {
       std::istringstream ls(line);
       std::string word;
@@ -140,6 +141,11 @@ Status Module::load(const std::string& cubin_path, const std::string& map_path) 
         if (!(ls >> cluster_[0] >> cluster_[1] >> cluster_[2]) || !cluster_[0] || !cluster_[1] || !cluster_[2])
           return Status::error("cubin '" + cubin_path + "': malformed cluster line in the launch manifest");
         nonportable_ = (ls >> np) && np == "nonportable";
+      } else if (word == "pdl") {
+        int v = 0;
+        if (!(ls >> v) || (v != 0 && v != 1))
+          return Status::error("cubin '" + cubin_path + "': malformed pdl line in the launch manifest");
+        pdl_ = v == 1;
       } else if (word == "fact") {
         std::string name;
         long long v = 0;
@@ -254,16 +260,30 @@ Status Module::launch(unsigned grid, CUstream stream) {
   }
   if (report_) report_[0] = 0;
   void* kp[] = {&args_};
-  if (cluster_blocks() > 1) {
-    // The generated entry traps when launched without its cluster: the dimension is not optional.
-    if (grid % cluster_[0] != 0)
-      return Status::error("launch: the kernel runs in clusters of " + std::to_string(cluster_[0]) + " blocks; grid " +
-                           std::to_string(grid) + " is not a multiple of it");
-    CUlaunchAttribute attr[1];
-    attr[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attr[0].value.clusterDim.x = cluster_[0];
-    attr[0].value.clusterDim.y = cluster_[1];
-    attr[0].value.clusterDim.z = cluster_[2];
+  if (cluster_blocks() > 1 && grid % cluster_[0] != 0)  // the generated entry traps without its cluster
+    return Status::error("launch: the kernel runs in clusters of " + std::to_string(cluster_[0]) + " blocks; grid " +
+                         std::to_string(grid) + " is not a multiple of it");
+  if (cluster_blocks() > 1 || pdl_) {
+    // The cluster dimension is not optional for a cluster link; a PDL link may start while the
+    // stream's previous kernel still runs (its entry waits before any role touches memory).
+    CUlaunchAttribute attr[2];
+    unsigned n = 0;
+    std::string what = "cuLaunchKernelEx(";
+    if (cluster_blocks() > 1) {
+      attr[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+      attr[n].value.clusterDim.x = cluster_[0];
+      attr[n].value.clusterDim.y = cluster_[1];
+      attr[n].value.clusterDim.z = cluster_[2];
+      ++n;
+      what += "cluster " + std::to_string(cluster_[0]) + "x" + std::to_string(cluster_[1]) + "x" + std::to_string(cluster_[2]);
+    }
+    if (pdl_) {
+      attr[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+      attr[n].value.programmaticStreamSerializationAllowed = 1;
+      ++n;
+      what += n > 1 ? ", pdl" : "pdl";
+    }
+    what += ")";
     CUlaunchConfig cfg{};
     cfg.gridDimX = grid;
     cfg.gridDimY = 1;
@@ -274,10 +294,8 @@ Status Module::launch(unsigned grid, CUstream stream) {
     cfg.sharedMemBytes = smem_;
     cfg.hStream = stream;
     cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    if (CUresult r = cuLaunchKernelEx(&cfg, fn_, kp, nullptr); r != CUDA_SUCCESS)
-      return Status::error(cu_error(r, ("cuLaunchKernelEx(cluster " + std::to_string(cluster_[0]) + "x" + std::to_string(cluster_[1]) +
-                                        "x" + std::to_string(cluster_[2]) + ")").c_str()));
+    cfg.numAttrs = n;
+    if (CUresult r = cuLaunchKernelEx(&cfg, fn_, kp, nullptr); r != CUDA_SUCCESS) return Status::error(cu_error(r, what.c_str()));
     return {};
   }
   if (CUresult r = cuLaunchKernel(fn_, grid, 1, 1, threads_, 1, 1, smem_, stream, kp, nullptr); r != CUDA_SUCCESS)

@@ -2,8 +2,8 @@
 // library (include/pipelink/pipelink.h).
 //
 //   pipelink link  <contract.toml>... -o out.cubin [--map out.map] [--map-svg out.svg] [-arch=sm_90a] [-L dir] [--connect PORT=PIPE]
-//                  [--save-temps] [--emit-ptx] [--control] [--kernel-name NAME] [-I dir] [-D NAME[=V]] [-v]
-//   pipelink check <contract.toml>... [--map out.map] [--map-svg out.svg] [-arch=sm_90a] [--connect PORT=PIPE]
+//                  [--save-temps] [--emit-ptx] [--control] [--pdl] [--kernel-name NAME] [-I dir] [-D NAME[=V]] [-v]
+//   pipelink check <contract.toml>... [--map out.map] [--map-svg out.svg] [-arch=sm_90a] [--connect PORT=PIPE] [--pdl]
 //   pipelink compile <component.cu> -o out.ltoir [-arch=sm_90a] [-I dir] [-D NAME[=V]]
 //   pipelink header <contract.toml>... -o <name>.contract.h
 //   pipelink targets            the targets -arch accepts, their limits and where each comes from
@@ -80,6 +80,10 @@ int run(int argc, char** argv) {
   link->add_flag("--save-temps", opt.save_temps, "keep the generated source (<out>.generated.cu) and linked PTX");
   link->add_flag("--emit-ptx", opt.emit_ptx, "write the linked PTX to <out>.ptx");
   link->add_flag("--control", opt.control, "build the monolithic control (one NVRTC program) instead");
+  const char* pdl_help = "programmatic dependent launch: the entry waits (griddepcontrol.wait) after its prologue and before any "
+                         "component role, then lets the next grid launch; the map and manifest say pdl, and the runtime launches "
+                         "with the programmatic-stream-serialization attribute";
+  link->add_flag("--pdl", opt.pdl, pdl_help);
   link->add_option("--kernel-name", opt.kernel_name, "name of the generated __global__ entry");
   link->add_option("--cache-dir", opt.cache_dir,
                    "reuse NVRTC output (the generated unit, the conformance probe) from this directory, keyed by a hash of "
@@ -91,6 +95,7 @@ int run(int argc, char** argv) {
   check->add_option("--map", opt.map_path, "write the link map");
   check->add_option("--map-svg", opt.map_svg_path, "write the link map as a picture (SVG)");
   repeatable(check->add_option("--connect", connects, "PORT=PIPE: ports named PORT join pipe PIPE (repeatable)"));
+  check->add_flag("--pdl", opt.pdl, pdl_help);
   common(check);
 
   CLI::App* compile = app.add_subcommand("compile", "compile a component source to LTO-IR with NVRTC");

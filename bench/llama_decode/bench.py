@@ -11,8 +11,10 @@ attention output poisoned (NaN) before the replay, and the attention alone (16 l
 in one graph, same modes, SDPA for torch). Also the step with the attention replaced by a zero tensor ("none": what the rest of the step
 costs). With the rest linked too (decode.LinkedStep; --no-rest leaves them out): a / b /
 selected + rest, selected + rest with cuBLAS gate/up and lm_head, and the linked-rest step without
-attention, timed and checked in the same process as the others. Then a context sweep at B = 1
-into an SVG.
+attention, timed and checked in the same process as the others; and each of those again with
+programmatic dependent launch (decode.LinkedStep(pdl=True); --no-pdl leaves them out), checked
+the same way and compared bit for bit with the same graph without PDL. Then a context sweep at
+B = 1 into an SVG.
 
     PYTHONPATH=build/python python3 bench/llama_decode/bench.py --kernels build/examples/llama_decode --out DIR
 """
@@ -35,6 +37,10 @@ MODES = ("a", "b", "selected", "torch")
 # the plain silu_mul kernel). "rest_none": the linked-rest step without attention.
 REST_MODES = {"a_rest": ("a", "linked"), "b_rest": ("b", "linked"), "selected_rest": ("selected", "linked"),
               "selected_rest_cublas": ("selected", "cublas")}
+# The same with programmatic dependent launch (decode.LinkedStep(pdl=True): rest_pdl.cubin, the
+# --pdl links, select_pdl.json); "rest_none_pdl": without attention. Timed in the same process,
+# interleaved with the others.
+PDL_MODES = {m + "_pdl": v for m, v in REST_MODES.items()}
 
 
 def capture(torch, fn):
@@ -89,7 +95,7 @@ def copy_bandwidth(torch):
     return 2 * n / statistics.median(ts)
 
 
-def point(torch, model, sel, cache, B, ctx, reps, inner, log, check=True, kdir=""):
+def point(torch, model, sel, cache, B, ctx, reps, inner, log, check=True, kdir="", sel_pdl=None):
     pos = ctx - 1
     tok = torch.randint(0, D.VOCAB, (B,), device="cuda")
     attns = {m: D.PipeLinkAttention(sel, cache, mode=m) for m in MODES[:3]}
@@ -109,7 +115,27 @@ def point(torch, model, sel, cache, B, ctx, reps, inner, log, check=True, kdir="
         for m in rests:
             graphs[m], outs[m] = capture(torch, lambda m=m: rests[m].step(tok, pos, attns[m]))
     row = dict(B=B, ctx=ctx)
-    for m in MODES[:3] + tuple(REST_MODES if kdir else ()):
+    pdl_modes = []
+    if kdir and sel_pdl is not None:
+        # A failure here (e.g. a capture the driver refuses) is recorded and leaves the other modes' results.
+        try:
+            for m, (am, gemms) in PDL_MODES.items():
+                attns[m] = D.PipeLinkAttention(sel_pdl, cache, mode=am)
+                rests[m] = D.LinkedStep(model, kdir, B, cache, gemms=gemms, pdl=True)
+            attns["rest_none_pdl"] = attns["none"]
+            rests["rest_none_pdl"] = D.LinkedStep(model, kdir, B, cache, gemms="linked", pdl=True)
+            for m in list(PDL_MODES) + ["rest_none_pdl"]:
+                graphs[m], outs[m] = capture(torch, lambda m=m: rests[m].step(tok, pos, attns[m]))
+                pdl_modes.append(m)
+        except Exception as e:  # noqa: BLE001
+            row["pdl_error"] = f"{type(e).__name__}: {e}"
+            log(f"  B={B} ctx={ctx}: PDL modes failed: {row['pdl_error']}")
+            torch.cuda.synchronize()
+            for m in list(PDL_MODES) + ["rest_none_pdl"]:
+                if m not in pdl_modes:
+                    graphs.pop(m, None)
+                    outs.pop(m, None)
+    for m in MODES[:3] + tuple(REST_MODES if kdir else ()) + tuple(x for x in pdl_modes if x in PDL_MODES):
         row[f"variant_{m}"] = attns[m].last
     if check:
         graphs["torch"].replay()
@@ -124,12 +150,18 @@ def point(torch, model, sel, cache, B, ctx, reps, inner, log, check=True, kdir="
             graphs[m].replay()
             torch.cuda.synchronize()
             row["check"][m] = D.compare_logits(outs[m], ref, noise)
-        for m in REST_MODES if kdir else ():
+        for m in tuple(REST_MODES if kdir else ()) + tuple(x for x in pdl_modes if x in PDL_MODES):
             attns[m].out.fill_(float("nan"))
             rests[m].poison()
             graphs[m].replay()
             torch.cuda.synchronize()
             row["check"][m] = D.compare_logits(outs[m], ref, noise)
+        # PDL graphs against the same graphs without PDL (same kernels, same order): bit for bit?
+        # Reported beside the criterion above, not part of it.
+        for m in (x for x in pdl_modes if x in PDL_MODES):
+            graphs[m[:-4]].replay()
+            torch.cuda.synchronize()
+            row["check"][m]["bit_equal_to_without_pdl"] = bool(torch.equal(outs[m], outs[m[:-4]]))
     row["step_ms"] = time_graphs(torch, graphs, reps, inner)
     # the attention alone: 16 layers' launches on a fixed random q
     q = (torch.randn(B, D.QH, D.HD, device="cuda") * 2).to(torch.bfloat16)
@@ -145,7 +177,10 @@ def point(torch, model, sel, cache, B, ctx, reps, inner, log, check=True, kdir="
         + f" | no attention {s['none']['median']:.3f}"
         + ("" if not check else "  checks " + " ".join(f"{m}:{'ok' if c['ok'] else 'FAIL'}({c['rel_l2']:.3f})" for m, c in row["check"].items())))
     if kdir:
-        log("      linked rest: " + "  ".join(f"{m} {s[m]['median']:.3f}" for m in rests))
+        log("      linked rest: " + "  ".join(f"{m} {s[m]['median']:.3f}" for m in rests if m in s))
+        if pdl_modes and check:
+            log("      pdl bit-equal to without: " + " ".join(f"{m}:{row['check'][m]['bit_equal_to_without_pdl']}"
+                                                        for m in pdl_modes if m in PDL_MODES))
     del graphs, ag, outs, attns, rests
     return row
 
@@ -200,6 +235,7 @@ def main() -> int:
     ap.add_argument("--no-sweep", action="store_true")
     ap.add_argument("--no-rest", action="store_true", help="leave out the linked-rest steps (decode.LinkedStep)")
     ap.add_argument("--B", default="1,16,64", help="batch sizes of the points")
+    ap.add_argument("--no-pdl", action="store_true", help="leave out the linked-rest steps with programmatic dependent launch")
     a = ap.parse_args()
     import pipelink  # noqa: PLC0415
     import torch  # noqa: PLC0415
@@ -209,6 +245,7 @@ def main() -> int:
     log = lambda s: print(s, flush=True)  # noqa: E731
     os.makedirs(a.out, exist_ok=True)
     sel = pipelink.Selection(os.path.join(a.kernels, "select.json"))
+    sel_pdl = None if a.no_rest or a.no_pdl else D.selection(a.kernels, pdl=True)
     with open(os.path.join(a.kernels, "select.json")) as f:
         table = json.load(f)
     torch.manual_seed(2026)
@@ -228,7 +265,7 @@ def main() -> int:
     for B in (int(x) for x in a.B.split(",")):
         cache = D.alloc_cache(B, 4096)
         for ctx in (16, 4096):
-            row = point(torch, model, sel, cache, B, ctx, a.reps, a.inner, log, kdir=kdir)
+            row = point(torch, model, sel, cache, B, ctx, a.reps, a.inner, log, kdir=kdir, sel_pdl=sel_pdl)
             row["kv_bytes"] = kv_bytes(B, ctx)
             row["floor_ms"] = (wbytes + row["kv_bytes"]) / bw * 1e3
             res["points"].append(row)
@@ -242,7 +279,7 @@ def main() -> int:
     if not a.no_sweep:
         cache = D.alloc_cache(1, 8192)
         for ctx in (16, 64, 256, 512, 1024, 2048, 4096, 8192):
-            row = point(torch, model, sel, cache, 1, ctx, max(5, a.reps // 2), a.inner, log, check=True, kdir=kdir)
+            row = point(torch, model, sel, cache, 1, ctx, max(5, a.reps // 2), a.inner, log, check=True, kdir=kdir, sel_pdl=sel_pdl)
             row["kv_bytes"] = kv_bytes(1, ctx)
             row["floor_ms"] = (wbytes + row["kv_bytes"]) / bw * 1e3
             res["sweep"].append(row)
@@ -250,6 +287,7 @@ def main() -> int:
         svg_plot(res["sweep"], os.path.join(a.out, "sweep.svg"))
         log(f"sweep done ({time.time() - t0:.0f} s)")
     ok = all(c["ok"] for r in res["points"] + res["sweep"] for c in r.get("check", {}).values())
+    ok = ok and not any("pdl_error" in r for r in res["points"] + res["sweep"])
     res["checks_ok"] = ok
     with open(os.path.join(a.out, "bench.json"), "w") as f:
         json.dump(res, f, indent=1)

@@ -55,3 +55,28 @@ if "selected_rest" in r["points"][0]["step_ms"]:
     print("\nLogits checks, linked rest (rel L2 vs the torch graph; a/b/selected/selected-cuBLAS): " + ", ".join(
         f"B={p['B']} ctx={p['ctx']} " + "/".join(f"{p['check'][m]['rel_l2']:.3f}" for m in ("a_rest", "b_rest", "selected_rest", "selected_rest_cublas"))
         + f" (noise {p['check']['a']['noise_rel_l2']:.3f})" for p in r["points"]))
+if "selected_rest_pdl" in r["points"][0]["step_ms"]:
+    print("\nThe linked-rest step with programmatic dependent launch (decode.LinkedStep(pdl=True)), ms per step, "
+          "the same run and process as the rows without it:\n")
+    print("| B | context | a + rest: without / with PDL | b + rest: without / with | selected + rest: without / with | "
+          "selected + rest, cuBLAS gate/up & lm_head: without / with | rest without attention: without / with | torch graph | "
+          "selected + rest with PDL vs torch | with / without PDL (selected + rest) | selected + rest with PDL / floor |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for p in r["points"]:
+        pair = lambda m: f"{ms(p, 'step_ms', m):.3f} / {ms(p, 'step_ms', m + '_pdl'):.3f}"  # noqa: E731
+        s, sp, t = ms(p, "step_ms", "selected_rest"), ms(p, "step_ms", "selected_rest_pdl"), ms(p, "step_ms", "torch")
+        v = p["variant_selected_rest_pdl"]
+        print(f"| {p['B']} | {p['ctx']} | {pair('a_rest')} | {pair('b_rest')} | {pair('selected_rest')} ({v[0]}, {v[1]}) | "
+              f"{pair('selected_rest_cublas')} | {pair('rest_none')} | {t:.3f} | {t / sp:.2f}x | {sp / s:.3f} | "
+              f"{sp / p['floor_ms']:.2f}x |")
+    print("\nSpread (min..max of the samples, ms): " + "; ".join(
+        f"B={p['B']} ctx={p['ctx']}: " + ", ".join(f"{m} {p['step_ms'][m]['min']:.3f}..{p['step_ms'][m]['max']:.3f}"
+                                                  for m in ("selected_rest", "selected_rest_pdl", "a_rest_pdl", "b_rest_pdl",
+                                                            "rest_none_pdl", "torch")) for p in r["points"]))
+    print("\nLogits checks of the PDL graphs (rel L2 vs the torch graph, a / b / selected / selected-cuBLAS; bit-equal to "
+          "the same graph without PDL): " + ", ".join(
+              f"B={p['B']} ctx={p['ctx']} " + "/".join(f"{p['check'][m + '_pdl']['rel_l2']:.3f}"
+                                                      for m in ("a_rest", "b_rest", "selected_rest", "selected_rest_cublas"))
+              + " (" + "/".join(str(p['check'][m + '_pdl'].get('bit_equal_to_without_pdl')) for m in
+                                ("a_rest", "b_rest", "selected_rest", "selected_rest_cublas")) + ")"
+              for p in r["points"]) + f"; all ok: {r['checks_ok']}")

@@ -252,9 +252,11 @@ class _DriverFunction:
         if r != 0:
             raise RuntimeError(f"{what}: CUresult {r}")
 
-    def launch(self, grid: int, block: int, *args, smem_bytes: int = 0) -> None:
+    def launch(self, grid: int, block: int, *args, smem_bytes: int = 0, pdl: bool = False) -> None:
         import ctypes  # noqa: PLC0415
         torch = _torch()
+        if pdl:
+            raise RuntimeError("programmatic dependent launch needs pipelink.Function (launch(..., pdl=True))")
         if len(args) != len(self.signature):
             raise TypeError(f"{self.name}: {len(self.signature)} arguments expected, got {len(args)}")
         vals = []
@@ -283,19 +285,37 @@ def plain_function(cubin: str, name: str, signature):
 _KERNEL_CACHE = {}
 
 
-def _kernels(kdir: str):
+def _kernels(kdir: str, pdl: bool = False):
     """The plain kernels (rest.cubin) and the linked Qwen GEMM kernels (fused_small: gate/up +
-    SwiGLU epilogue; gemm_small: the same loader, main loop and store, out=acc), loaded once."""
+    SwiGLU epilogue; gemm_small: the same loader, main loop and store, out=acc), loaded once.
+    pdl=True: their programmatic-dependent-launch builds (rest_pdl.cubin: the same kernels with
+    griddepcontrol.wait first; fused_small_pdl / gemm_small_pdl: linked with --pdl)."""
     import pipelink  # noqa: PLC0415
-    if kdir not in _KERNEL_CACHE:
-        rest = os.path.join(kdir, "rest.cubin")
-        _KERNEL_CACHE[kdir] = dict(
+    key = (kdir, pdl)
+    if key not in _KERNEL_CACHE:
+        sfx = "_pdl" if pdl else ""
+        rest = os.path.join(kdir, f"rest{sfx}.cubin")
+        _KERNEL_CACHE[key] = dict(
             norm=plain_function(rest, "llama_add_rmsnorm", ["ptr", "ptr", "ptr", "ptr", "ptr", "ptr", "u32"]),
             rope=plain_function(rest, "llama_rope_append", ["ptr", "ptr", "ptr", "u32", "ptr", "ptr", "ptr", "u32"]),
             silu=plain_function(rest, "llama_silu_mul", ["ptr", "ptr", "u32"]),
-            fused=pipelink.Kernel(os.path.join(kdir, "fused_small.cubin"), os.path.join(kdir, "fused_small.map")),
-            gemm=pipelink.Kernel(os.path.join(kdir, "gemm_small.cubin"), os.path.join(kdir, "gemm_small.map")))
-    return _KERNEL_CACHE[kdir]
+            fused=pipelink.Kernel(os.path.join(kdir, f"fused_small{sfx}.cubin"), os.path.join(kdir, f"fused_small{sfx}.map")),
+            gemm=pipelink.Kernel(os.path.join(kdir, f"gemm_small{sfx}.cubin"), os.path.join(kdir, f"gemm_small{sfx}.map")))
+        for n in ("fused", "gemm"):
+            if getattr(_KERNEL_CACHE[key][n], "pdl", False) != pdl:
+                raise ValueError(f"{n}: the cubin's manifest says pdl={not pdl}, wanted pdl={pdl}")
+    return _KERNEL_CACHE[key]
+
+
+def selection(kdir: str, pdl: bool = False):
+    """The attention variants' selection table: select.json, or select_pdl.json (the same rules,
+    the variants linked with --pdl)."""
+    import pipelink  # noqa: PLC0415
+    sel = pipelink.Selection(os.path.join(kdir, "select_pdl.json" if pdl else "select.json"))
+    for name in sel.variants:
+        if getattr(sel.kernel(name), "pdl", False) != pdl:
+            raise ValueError(f"attention variant {name}: the cubin's manifest says pdl={not pdl}, wanted pdl={pdl}")
+    return sel
 
 
 class LinkedStep:
@@ -311,19 +331,23 @@ class LinkedStep:
                     silu_mul kernel (gemms="cublas")
        down GEMM (cuBLAS)
     then add_rmsnorm (final norm) and the lm_head: the linked `gemm_small` kernel or cuBLAS.
-    8 kernels per layer instead of about 40. The QKV, O and down GEMMs stay in cuBLAS: the linked
-    GEMM has no split-K, so N = 3072 / 2048 would give it 10-15 tiles of 64 x 208 (10-15 SMs).
+    8 kernels per layer instead of about 40. pdl=True: programmatic dependent launch for every
+    kernel that is not cuBLAS (the plain kernels from rest_pdl.cubin launched with pdl=True, the
+    linked Qwen kernels linked with --pdl; give it an attention from selection(kdir, pdl=True)):
+    each may start while its predecessor ends and waits (griddepcontrol.wait) before touching
+    memory. The cuBLAS GEMMs are launched as before (a normal dependency). The QKV, O and down
+    GEMMs stay in cuBLAS: the linked GEMM has no split-K, so N = 3072 / 2048 would give it 10-15 tiles of 64 x 208 (10-15 SMs).
     All buffers are fixed (allocated here), so the step can be captured in one CUDA graph."""
 
-    def __init__(self, model, kdir: str, B: int, cache, gemms: str = "linked") -> None:
+    def __init__(self, model, kdir: str, B: int, cache, gemms: str = "linked", pdl: bool = False) -> None:
         import pipelink  # noqa: PLC0415
         torch = _torch()
         if gemms not in ("linked", "cublas"):
             raise ValueError(f"gemms = {gemms!r}")
-        self.m, self.B, self.gemms = model, B, gemms
+        self.m, self.B, self.gemms, self.pdl = model, B, gemms, pdl
         self.K, self.V = cache
         self.max_ctx = self.K.shape[3]
-        self.k = _kernels(kdir)
+        self.k = _kernels(kdir, pdl)
         e = dict(device="cuda", dtype=torch.bfloat16)
         self.x = torch.empty(B, HIDDEN, **e)
         self.h = torch.empty(B, HIDDEN, **e)
@@ -356,23 +380,23 @@ class LinkedStep:
 
     def step(self, tok, pos: int, attn):
         torch = _torch()
-        m, k, B = self.m, self.k, self.B
-        k["norm"].launch(B, 256, self.x, self.x, m.ln1[0], self.h, tok, m.embed, 2)
+        m, k, B, pdl = self.m, self.k, self.B, self.pdl
+        k["norm"].launch(B, 256, self.x, self.x, m.ln1[0], self.h, tok, m.embed, 2, pdl=pdl)
         for l in range(LAYERS):
             if l > 0:
-                k["norm"].launch(B, 256, self.x, self.d, m.ln1[l], self.h, tok, m.embed, 1)
+                k["norm"].launch(B, 256, self.x, self.d, m.ln1[l], self.h, tok, m.embed, 1, pdl=pdl)
             torch.mm(self.h, m.wqkv[l].t(), out=self.qkv)
-            k["rope"].launch(B, 256, self.qkv, m.cos, m.sin, pos, self.q, self.K[l], self.V[l], self.max_ctx)
+            k["rope"].launch(B, 256, self.qkv, m.cos, m.sin, pos, self.q, self.K[l], self.V[l], self.max_ctx, pdl=pdl)
             o = attn(l, self.q, pos + 1)
             torch.mm(o, m.wo[l].t(), out=self.d)
-            k["norm"].launch(B, 256, self.x, self.d, m.ln2[l], self.h, tok, m.embed, 1)
+            k["norm"].launch(B, 256, self.x, self.d, m.ln2[l], self.h, tok, m.embed, 1, pdl=pdl)
             if self.gemms == "linked":
                 k["fused"].launch(self.f_grid, w_map=self.f_w[l], **self.f_common)
             else:
                 torch.mm(self.h, m.wgu[l].t(), out=self.gu)
-                k["silu"].launch(-(-B * FFN // 256), 256, self.gu, self.H, B)
+                k["silu"].launch(-(-B * FFN // 256), 256, self.gu, self.H, B, pdl=pdl)
             torch.mm(self.H, m.wd[l].t(), out=self.d)
-        k["norm"].launch(B, 256, self.x, self.d, m.lnf, self.h, tok, m.embed, 1)
+        k["norm"].launch(B, 256, self.x, self.d, m.lnf, self.h, tok, m.embed, 1, pdl=pdl)
         if self.gemms == "linked":
             k["gemm"].launch(self.g_grid, **self.g_params)
         else:
@@ -439,11 +463,12 @@ def check_attention(sel, shapes, log, q_std=2.0, forced_s=()):
     return ok, rows
 
 
-def check_rest(model, kdir: str, log):
+def check_rest(model, kdir: str, log, pdl: bool = False):
     """Each replaced part of the step alone against the PyTorch code it replaces, at B = 1, 16,
     64, outputs poisoned first: add_rmsnorm (with the residual add), rope_append (q and the cache
     rows), the linked gate/up + SwiGLU, silu_mul, and the linked lm_head. Criterion: no NaN and
-    rel L2 <= 2^-7 (bf16 has 8 significant bits; the GEMMs accumulate in another order)."""
+    rel L2 <= 2^-7 (bf16 has 8 significant bits; the GEMMs accumulate in another order).
+    pdl=True: the PDL builds, launched with programmatic dependent launch."""
     torch = _torch()
     F = torch.nn.functional
     ok, rows = True, []
@@ -453,7 +478,7 @@ def check_rest(model, kdir: str, log):
         cache = (torch.zeros(LAYERS, B, KVH, 64, HD, device="cuda", dtype=torch.bfloat16),
                  torch.zeros(LAYERS, B, KVH, 64, HD, device="cuda", dtype=torch.bfloat16))
         for gemms in ("linked", "cublas"):
-            r = LinkedStep(model, kdir, B, cache, gemms=gemms)
+            r = LinkedStep(model, kdir, B, cache, gemms=gemms, pdl=pdl)
             r.poison()
             x0 = torch.randn(B, HIDDEN, generator=g, device="cuda").to(torch.bfloat16)
             d0 = torch.randn(B, HIDDEN, generator=g, device="cuda").to(torch.bfloat16)
@@ -461,11 +486,11 @@ def check_rest(model, kdir: str, log):
             r.d.copy_(d0)
             pos = 37
             k = r.k
-            k["norm"].launch(B, 256, r.x, r.d, model.ln1[3], r.h, r.x, model.embed, 1)
+            k["norm"].launch(B, 256, r.x, r.d, model.ln1[3], r.h, r.x, model.embed, 1, pdl=pdl)
             xs = x0 + d0
             got = {"residual": (r.x.clone(), xs), "rmsnorm": (r.h.clone(), model.rmsnorm(xs, model.ln1[3]))}
             r.qkv.copy_(torch.randn(B, r.qkv.shape[1], generator=g, device="cuda").to(torch.bfloat16))
-            k["rope"].launch(B, 256, r.qkv, model.cos, model.sin, pos, r.q, r.K[2], r.V[2], r.max_ctx)
+            k["rope"].launch(B, 256, r.qkv, model.cos, model.sin, pos, r.q, r.K[2], r.V[2], r.max_ctx, pdl=pdl)
             got["rope_q"] = (r.q.clone(), model.rope(r.qkv[:, :QH * HD].view(B, QH, HD), pos))
             got["rope_k_cache"] = (r.K[2, :, :, pos].clone(), model.rope(r.qkv[:, QH * HD:QH * HD + KVH * HD].view(B, KVH, HD), pos))
             got["v_cache"] = (r.V[2, :, :, pos].clone(), r.qkv[:, QH * HD + KVH * HD:].view(B, KVH, HD))
@@ -481,7 +506,7 @@ def check_rest(model, kdir: str, log):
                 got["lm_head(linked)"] = (r.logits.clone(), r.h @ model.embed.t())
             else:
                 r.gu.copy_(gu)
-                k["silu"].launch(-(-B * FFN // 256), 256, r.gu, r.H, B)
+                k["silu"].launch(-(-B * FFN // 256), 256, r.gu, r.H, B, pdl=pdl)
                 got["silu_mul"] = (r.H.clone(), ref_H)
             torch.cuda.synchronize()
             for name, (a_, b_) in got.items():
@@ -494,8 +519,8 @@ def check_rest(model, kdir: str, log):
                 eq = float((a_ == b_).float().mean().item())
                 good = nan == 0 and rel <= 2 ** -7
                 ok &= good
-                rows.append(dict(B=B, part=name, rel_l2=rel, max_abs=mx, equal_frac=eq, nan=nan, ok=good))
-                log(f"  rest B={B:2d} {name:24s}: rel L2 {rel:.2e}, max abs {mx:.3e}, bit-equal {eq:.4f}, NaN {nan}: "
+                rows.append(dict(B=B, part=name, pdl=pdl, rel_l2=rel, max_abs=mx, equal_frac=eq, nan=nan, ok=good))
+                log(f"  rest{' pdl' if pdl else ''} B={B:2d} {name:24s}: rel L2 {rel:.2e}, max abs {mx:.3e}, bit-equal {eq:.4f}, NaN {nan}: "
                     f"{'OK' if good else 'FAIL'}")
             del r
     return ok, rows
@@ -585,6 +610,9 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="attention checks on small shapes only (for compute-sanitizer)")
     ap.add_argument("--steps-only", action="store_true", help="only the step (logits) checks, no attention or greedy checks")
     ap.add_argument("--no-rest", action="store_true", help="leave out the linked-rest steps (LinkedStep)")
+    ap.add_argument("--pdl", action="store_true",
+                    help="also the linked-rest parts and steps with programmatic dependent launch (rest_pdl.cubin, the --pdl "
+                         "links, select_pdl.json), and their logits compared bit for bit with the same steps without it")
     a = ap.parse_args()
     import pipelink  # noqa: PLC0415
     torch = _torch()
@@ -610,11 +638,16 @@ def main() -> int:
 
     model = Llama1B()
     ok_steps = True
+    pdls = (False, True) if a.pdl and not a.no_rest else (False,)
+    sels = {False: sel, True: selection(a.kernels, pdl=True) if True in pdls else None}
     if not a.no_rest:
-        ok_rest, rows = check_rest(model, a.kernels, log)
-        res["rest_check"] = dict(ok=ok_rest, rows=rows)
-        ok_steps &= ok_rest
-        log(f"rest checks: {'PASS' if ok_rest else 'FAIL'}")
+        res["rest_check"] = dict(ok=True, rows=[])
+        for pdl in pdls:
+            ok_rest, rows = check_rest(model, a.kernels, log, pdl=pdl)
+            res["rest_check"]["ok"] &= ok_rest
+            res["rest_check"]["rows"] += rows
+            ok_steps &= ok_rest
+            log(f"rest checks{' (pdl)' if pdl else ''}: {'PASS' if ok_rest else 'FAIL'}")
     res["step_check"] = []
     for B in (1, 16, 64):
         cache = alloc_cache(B, 4096)
@@ -635,22 +668,33 @@ def main() -> int:
                 log(f"  step B={B:2d} ctx={ctx:4d} {mode:8s} ({att.last[0]}, S={att.last[1]:2d}): max|dlogit| {c['max_abs']:.4f} "
                       f"(ref rms {c['ref_rms']:.3f}), rel L2 {c['rel_l2']:.2e} (<= {1.5 * noise + 2 ** -10:.2e}), argmax agree "
                       f"{c['argmax_agree']:.3f}: {'OK' if c['ok'] else 'FAIL'}")
-            # the step with the rest linked (LinkedStep), every intermediate buffer poisoned first
-            for mode, gemms in (() if a.no_rest else (("a", "linked"), ("b", "linked"), ("selected", "linked"),
-                                                       ("selected", "cublas"))):
-                att = PipeLinkAttention(sel, cache, mode=mode)
-                rest = LinkedStep(model, a.kernels, B, cache, gemms=gemms)
-                att.out.fill_(float("nan"))
-                rest.poison()
-                lp = rest.step(tok, ctx - 1, att)
-                c = compare_logits(lp, ref, noise)
-                name = f"{mode}+rest({gemms})"
-                c.update(B=B, ctx=ctx, mode=name, variant=att.last[0], S=att.last[1])
-                res["step_check"].append(c)
-                ok_steps &= c["ok"]
-                log(f"  step B={B:2d} ctx={ctx:4d} {name:24s}: max|dlogit| {c['max_abs']:.4f} rel L2 {c['rel_l2']:.2e} "
-                    f"(<= {1.5 * noise + 2 ** -10:.2e}), argmax agree {c['argmax_agree']:.3f}: {'OK' if c['ok'] else 'FAIL'}")
-                del rest, att
+            # the step with the rest linked (LinkedStep), every intermediate buffer poisoned first;
+            # with --pdl also with programmatic dependent launch; whether its logits equal the same
+            # step's without it bit for bit (the same kernels in the same order) is reported too
+            plain_logits = {}
+            for pdl in pdls:
+                for mode, gemms in (() if a.no_rest else (("a", "linked"), ("b", "linked"), ("selected", "linked"),
+                                                           ("selected", "cublas"))):
+                    att = PipeLinkAttention(sels[pdl], cache, mode=mode)
+                    rest = LinkedStep(model, a.kernels, B, cache, gemms=gemms, pdl=pdl)
+                    att.out.fill_(float("nan"))
+                    rest.poison()
+                    lp = rest.step(tok, ctx - 1, att)
+                    c = compare_logits(lp, ref, noise)
+                    name = f"{mode}+rest({gemms})" + ("+pdl" if pdl else "")
+                    c.update(B=B, ctx=ctx, mode=name, variant=att.last[0], S=att.last[1])
+                    extra = ""
+                    if pdl:
+                        same = bool(torch.equal(lp, plain_logits[(mode, gemms)]))
+                        c["bit_equal_to_without_pdl"] = same  # reported; the criterion is compare_logits's
+                        extra = f", bit-equal to the step without pdl: {same}"
+                    else:
+                        plain_logits[(mode, gemms)] = lp.clone()
+                    res["step_check"].append(c)
+                    ok_steps &= c["ok"]
+                    log(f"  step B={B:2d} ctx={ctx:4d} {name:28s}: max|dlogit| {c['max_abs']:.4f} rel L2 {c['rel_l2']:.2e} "
+                        f"(<= {1.5 * noise + 2 ** -10:.2e}), argmax agree {c['argmax_agree']:.3f}{extra}: {'OK' if c['ok'] else 'FAIL'}")
+                    del rest, att
         del cache
         torch.cuda.empty_cache()
     log(f"step checks: {'PASS' if ok_steps else 'FAIL'}")

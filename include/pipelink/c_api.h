@@ -59,6 +59,7 @@ PL_C_EXPORT void pl_options_free(pl_options* o);
  *   cache_dir    --cache-dir (NVRTC output reused across links; default none)
  *   kernel_name  --kernel-name (default pipelink_kernel)
  *   control, save_temps, emit_ptx, verbose     "0" or "1"
+ *   pdl          --pdl: programmatic dependent launch ("0" or "1")
  * An unknown key or a malformed value is an error (nothing is set). */
 PL_C_EXPORT int pl_options_set(pl_options* o, const char* key, const char* value, char* err, size_t err_size);
 
@@ -101,8 +102,9 @@ PL_C_EXPORT int plrt_kernel_load(const char* cubin_path, const char* map_path, i
                                  size_t err_size);
 PL_C_EXPORT void plrt_kernel_free(plrt_kernel* k);
 
-/* {"name": ..., "threads": N, "smem_bytes": N, "device": N, "params": {"NAME": "TYPE", ...},
- *  "facts": {"NAME": N, ...}} — TYPE is ptr, u32, i32, u64, f32 or tensormap. */
+/* {"name": ..., "threads": N, "smem_bytes": N, "device": N, "pdl": true|false,
+ *  "params": {"NAME": "TYPE", ...}, "facts": {"NAME": N, ...}} — TYPE is ptr, u32, i32, u64, f32 or
+ *  tensormap; pdl: the cubin was linked with --pdl (the manifest's `pdl` line). */
 PL_C_EXPORT const char* plrt_kernel_info_json(const plrt_kernel* k);
 
 /* Each setter takes only a parameter of its own type, as pipelink::Module's do. */
@@ -116,7 +118,8 @@ PL_C_EXPORT int plrt_set_tensormap(plrt_kernel* k, const char* name, const void*
 
 /* Launches `grid` blocks on `stream` (a CUstream / cudaStream_t; NULL: the legacy default
  * stream). Asynchronous, and allowed during stream capture (CUDA graphs): the launch captures
- * the parameters as they are now. */
+ * the parameters as they are now. A cubin linked with --pdl is launched with
+ * CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION (and only such a cubin). */
 PL_C_EXPORT int plrt_launch(plrt_kernel* k, unsigned grid, void* stream, char* err, size_t err_size);
 
 /* A PL_CHECKED kernel's first timed-out pipe wait ("" if none), into (buf, size). */
@@ -145,6 +148,16 @@ PL_C_EXPORT void plrt_function_free(plrt_function* f);
  * argument's value, in order. The caller must pass the kernel's exact argument types. */
 PL_C_EXPORT int plrt_function_launch(plrt_function* f, unsigned grid, unsigned block, unsigned smem_bytes, void* stream,
                                      void** args, char* err, size_t err_size);
+
+/* Flags of plrt_function_launch_ex. PLRT_LAUNCH_PDL: launch with
+ * CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION (programmatic dependent launch): the kernel
+ * may start before the stream's previous kernel ends, so it must execute griddepcontrol.wait (e.g.
+ * cudaGridDependencySynchronize()) before it reads or writes memory that kernel touches. */
+#define PLRT_LAUNCH_PDL 1u
+
+/* plrt_function_launch with flags (0: the same as plrt_function_launch; an unknown bit is an error). */
+PL_C_EXPORT int plrt_function_launch_ex(plrt_function* f, unsigned grid, unsigned block, unsigned smem_bytes, void* stream,
+                                        void** args, unsigned flags, char* err, size_t err_size);
 
 #ifdef __cplusplus
 }

@@ -32,6 +32,11 @@ struct LinkOptions {
   std::map<std::string, int64_t> fact_overrides;
   bool check_only = false;          // stop after checks and allocation
   bool control = false;             // build the monolithic control instead of linking objects
+  // --pdl: programmatic dependent launch. The generated entry runs `griddepcontrol.wait` after its
+  // prologue (mbarrier init, fences, block/cluster sync, setmaxnreg) and before any component role,
+  // then `griddepcontrol.launch_dependents`; the manifest and the map say `pdl`, so the runtime
+  // launches with CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION. The control gets the same.
+  bool pdl = false;
   bool emit_ptx = false;            // keep the linked PTX in the result (always kept with save_temps)
   bool save_temps = false;          // keep generated source (and PTX) next to the output
   bool verbose = false;             // pass timings and toolchain logs to stderr
@@ -79,7 +84,7 @@ std::string default_include_dir();
 
 // The launch manifest binds a cubin to its map. The linker embeds the manifest text (kernel,
 // threads, shared memory, parameters and their slots, facts, checked or not) in the cubin as the
-// device string `pl_manifest`, and writes its hash on the map's `manifest` line;
+// device string `pl_manifest` (a PDL link adds the line `pdl 1`), and writes its hash on the map's `manifest` line;
 // pipelink::Module refuses a cubin whose manifest does not hash to the map's line.
 // FNV-1a, 64 bits.
 inline unsigned long long manifest_hash(const std::string& text) {

@@ -57,7 +57,13 @@ class Module {
   // Launches `grid` blocks of threads() threads with smem_bytes() of dynamic shared memory. A
   // cluster link (the manifest's `cluster` line) launches through cuLaunchKernelEx with the
   // cluster dimension; its grid must then be a multiple of cluster_blocks().
+  // A PDL link (the manifest's `pdl` line, `pipelink link --pdl`) launches through
+  // cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, so it may start
+  // before the previous kernel on the stream ends; its entry waits (griddepcontrol.wait) before
+  // any component touches memory. A link without it is launched as before.
   Status launch(unsigned grid, CUstream stream = nullptr);
+  // Whether the cubin was linked with --pdl (from the verified manifest).
+  bool pdl() const { return pdl_; }
   // Blocks per cluster (1: the link has no cluster), from the verified manifest.
   unsigned cluster_blocks() const { return cluster_[0] * cluster_[1] * cluster_[2]; }
   // How many clusters of this kernel can be resident at once (cuOccupancyMaxActiveClusters; for a
@@ -92,6 +98,7 @@ class Module {
   unsigned threads_ = 0, smem_ = 0;
   unsigned cluster_[3] = {1, 1, 1};
   bool nonportable_ = false;
+  bool pdl_ = false;
   std::map<std::string, Param> params_;
   std::map<std::string, long long> facts_;
   std::vector<std::string> pipes_;      // pipe names in link order (the map's pipes section)

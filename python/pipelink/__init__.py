@@ -146,6 +146,9 @@ class _Libs:
             lib.plrt_function_free.restype = None
             lib.plrt_function_launch.argtypes = [P, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, P, ctypes.POINTER(P), E, S]
             lib.plrt_function_launch.restype = I
+            lib.plrt_function_launch_ex.argtypes = [P, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, P, ctypes.POINTER(P),
+                                                    ctypes.c_uint, E, S]
+            lib.plrt_function_launch_ex.restype = I
             self._rt = lib
         return self._rt
 
@@ -361,13 +364,16 @@ def link(contracts: Union[PathLike, Iterable[PathLike]], output: Optional[PathLi
          map: Optional[PathLike] = None, library_dirs: Iterable[PathLike] = (), connect: Optional[Mapping[str, str]] = None,
          defines: Union[None, Iterable[str], Mapping[str, Any]] = None, arch: str = "sm_90a", control: bool = False,
          include_dirs: Iterable[PathLike] = (), kernel_name: str = "pipelink_kernel", save_temps: bool = False,
-         emit_ptx: bool = False, verbose: bool = False) -> LinkResult:
+         emit_ptx: bool = False, verbose: bool = False, pdl: bool = False) -> LinkResult:
     """Links contracts into one kernel (`pipelink link`). A contract listed twice is instantiated
     twice. Writes `output` (the cubin) and `map` when given, all or nothing; the result holds the
     cubin and the map either way. Raises LinkError (with every diagnostic) when the link is
-    refused; then nothing is written."""
+    refused; then nothing is written. pdl=True (`--pdl`): programmatic dependent launch; the
+    entry waits (griddepcontrol.wait) before any component role, and a Kernel loaded from the
+    result launches with the programmatic-stream-serialization attribute."""
+    _flag("pipelink.link: pdl", pdl)
     o = _options(contracts, output, map, library_dirs, include_dirs, connect, defines, arch, kernel_name,
-                 {"control": control, "save_temps": save_temps, "emit_ptx": emit_ptx, "verbose": verbose})
+                 {"control": control, "save_temps": save_temps, "emit_ptx": emit_ptx, "verbose": verbose, "pdl": pdl})
     try:
         r = _libs.c.pl_link(o)
     finally:
@@ -380,10 +386,11 @@ def link(contracts: Union[PathLike, Iterable[PathLike]], output: Optional[PathLi
 def check(contracts: Union[PathLike, Iterable[PathLike]], map: Optional[PathLike] = None,
           connect: Optional[Mapping[str, str]] = None, defines: Union[None, Iterable[str], Mapping[str, Any]] = None,
           arch: str = "sm_90a", library_dirs: Iterable[PathLike] = (), include_dirs: Iterable[PathLike] = (),
-          kernel_name: str = "pipelink_kernel") -> LinkResult:
+          kernel_name: str = "pipelink_kernel", pdl: bool = False) -> LinkResult:
     """Checks and allocates only (`pipelink check`): the result has the map and no cubin; writes
     only `map` when given. Raises LinkError when the contracts are refused."""
-    o = _options(contracts, None, map, library_dirs, include_dirs, connect, defines, arch, kernel_name, {})
+    _flag("pipelink.check: pdl", pdl)
+    o = _options(contracts, None, map, library_dirs, include_dirs, connect, defines, arch, kernel_name, {"pdl": pdl})
     try:
         r = _libs.c.pl_check(o)
     finally:
@@ -407,9 +414,14 @@ def compile(source: PathLike, output: PathLike, arch: str = "sm_90a", include_di
     return _finish(r, output, None)
 
 
+def _flag(name: str, value: Any) -> None:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, not {type(value).__name__} {value!r}")
+
+
 def _parse_map(text: str) -> Dict[str, Any]:
     """The launch line, params and facts of a map's text (the same lines pipelink::Module reads)."""
-    out: Dict[str, Any] = {"params": {}, "facts": {}, "name": None, "threads": 0, "smem_bytes": 0}
+    out: Dict[str, Any] = {"params": {}, "facts": {}, "name": None, "threads": 0, "smem_bytes": 0, "pdl": False}
     section = None
     for line in text.splitlines():
         w = line.split()
@@ -419,6 +431,7 @@ def _parse_map(text: str) -> Dict[str, Any]:
             section = w[1] if len(w) > 1 else None
         elif line.startswith("launch ") and len(w) >= 6:  # keywords at column 0 only: names are indented
             out["name"], out["threads"], out["smem_bytes"] = w[1], int(w[3]), int(w[5])
+            out["pdl"] = "pdl" in w[6:]
         elif line.startswith("param ") and len(w) >= 4:
             out["params"][w[1]] = w[2]
         elif section == "facts" and len(w) >= 3 and w[1] == "=":
@@ -535,7 +548,9 @@ class Kernel:
     Parameters are typed by the map: ptr takes a CUDA tensor (its data_ptr) or an int address,
     u32/i32/u64 an int in range, f32 a number, tensormap a pipelink.TensorMap. A launch copies
     the parameters as they are (a CUDA graph captures them); tensors set stay referenced by the
-    kernel until replaced."""
+    kernel until replaced. `k.pdl` is True when the cubin was linked with pdl=True (`--pdl`, the
+    manifest's `pdl` line): then every launch carries the programmatic-stream-serialization
+    attribute, and only then."""
 
     def __init__(self, cubin: PathLike, map: Optional[PathLike] = None, device: Optional[int] = None) -> None:
         self._h = None
@@ -564,6 +579,7 @@ class Kernel:
         self.threads: int = info["threads"]
         self.smem_bytes: int = info["smem_bytes"]
         self.device: int = info["device"]
+        self.pdl: bool = bool(info.get("pdl", False))
         self.params: Dict[str, str] = dict(info["params"])  # name -> type
         self.facts: Dict[str, int] = dict(info["facts"])
         self._set: Dict[str, Any] = {}  # name -> what was set (keeps tensors alive)
@@ -701,6 +717,7 @@ class Kernel:
                 f"params {self.params}>")
 
 
+_PLRT_LAUNCH_PDL = 1  # include/pipelink/c_api.h
 _CTYPES = {"ptr": ctypes.c_ulonglong, "u32": ctypes.c_uint, "i32": ctypes.c_int, "u64": ctypes.c_ulonglong,
            "f32": ctypes.c_float}
 
@@ -714,7 +731,11 @@ class Function:
         topk.launch(grid, 256, logits, T, 128, counts, topk_e, topk_w, topk_pos)   # torch's current stream
 
     ptr takes a CUDA tensor (its data_ptr) or an int address; the others an int or a number in
-    range. The types must match the kernel's: the driver cannot check them."""
+    range. The types must match the kernel's: the driver cannot check them. launch(..., pdl=True)
+    launches with the programmatic-stream-serialization attribute (programmatic dependent
+    launch): the kernel may then start before the stream's previous kernel ends, so it must run
+    griddepcontrol.wait (cudaGridDependencySynchronize()) before touching memory that kernel
+    reads or writes; the package cannot check that."""
 
     def __init__(self, cubin: PathLike, name: str, signature: Sequence[str], device: Optional[int] = None) -> None:
         self._h = None
@@ -737,11 +758,13 @@ class Function:
         self._h, self._lib = h.value, lib
         self.name, self.signature, self.device = name, list(signature), int(device)
 
-    def launch(self, grid: int, block: int, *args: Any, smem_bytes: int = 0, stream: Any = None) -> None:
+    def launch(self, grid: int, block: int, *args: Any, smem_bytes: int = 0, stream: Any = None, pdl: bool = False) -> None:
         """Launches grid x block threads (1-D) with `args` in signature order; asynchronous, on
-        torch's current stream by default (see Kernel.launch)."""
+        torch's current stream by default (see Kernel.launch). pdl=True: with the
+        programmatic-stream-serialization attribute (see the class)."""
         if self._h is None:
             raise ValueError("pipelink.Function: closed")
+        _flag("pipelink.Function.launch: pdl", pdl)
         if len(args) != len(self.signature):
             raise TypeError(f"pipelink.Function {self.name}: {len(self.signature)} arguments expected, got {len(args)}")
         vals = []
@@ -761,8 +784,9 @@ class Function:
         ptrs = (ctypes.c_void_p * max(1, len(vals)))(*[ctypes.cast(ctypes.byref(x), ctypes.c_void_p) for x in vals])
         err = ctypes.create_string_buffer(_ERR_SIZE)
         st = Kernel._stream(self, stream)  # uses self.device
-        if self._lib.plrt_function_launch(self._h, int(grid), int(block), int(smem_bytes), ctypes.c_void_p(st),
-                                          ctypes.cast(ptrs, ctypes.POINTER(ctypes.c_void_p)), err, _ERR_SIZE) != 0:
+        if self._lib.plrt_function_launch_ex(self._h, int(grid), int(block), int(smem_bytes), ctypes.c_void_p(st),
+                                             ctypes.cast(ptrs, ctypes.POINTER(ctypes.c_void_p)), _PLRT_LAUNCH_PDL if pdl else 0,
+                                             err, _ERR_SIZE) != 0:
             raise CudaError("pipelink.Function: " + err.value.decode(errors="replace"))
 
     def close(self) -> None:

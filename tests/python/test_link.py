@@ -167,6 +167,54 @@ class LinkFromPython(unittest.TestCase):
             pipelink.Function(routing, "moe_topk", ["ptr", "u32", "u32", "ptr", "ptr", "ptr", "ptr"])
         self.assertIn("libcuda", str(cm.exception))
 
+    def test_pdl_link(self):
+        # pdl=True is `pipelink link --pdl`: the same bytes as the command line's, the entry waits
+        # (griddepcontrol.wait) before any role, the map's launch line says pdl, and the manifest
+        # (whose hash the map carries) has the pdl line; without it nothing of that.
+        import subprocess  # noqa: PLC0415
+        r = pipelink.link(GEMM, library_dirs=[OBJ], pdl=True)
+        plain = pipelink.link(GEMM, library_dirs=[OBJ])
+        self.assertIn("griddepcontrol.wait;", r.generated_source)
+        self.assertNotIn("griddepcontrol", plain.generated_source)
+        self.assertTrue(pipelink._parse_map(r.map)["pdl"])
+        self.assertFalse(pipelink._parse_map(plain.map)["pdl"])
+        self.assertRegex(r.map, r"\nlaunch pipelink_kernel threads 384 smem \d+ pdl\n")
+        self.assertIn("\\npdl 1\\n", r.generated_source)  # in pl_manifest's literal
+        self.assertNotEqual(r.cubin, plain.cubin)
+        cli = self.out / "cli.cubin"
+        subprocess.run([str(BUILD / "pipelink"), "link", "--pdl", *map(str, GEMM), "-L", str(OBJ), "-o", str(cli)], check=True)
+        self.assertEqual(cli.read_bytes(), r.cubin, "Python pdl link and CLI --pdl link differ")
+        c = pipelink.check(GEMM, pdl=True)
+        self.assertTrue(pipelink._parse_map(c.map)["pdl"])
+        with self.assertRaises(TypeError):
+            pipelink.link(GEMM, library_dirs=[OBJ], pdl="yes")
+        with self.assertRaises(TypeError):
+            pipelink.check(GEMM, pdl=1)
+
+    def test_function_launch_pdl_argument(self):
+        # Function.launch(..., pdl=True) asks the runtime for the programmatic-stream-serialization
+        # attribute (plrt_function_launch_ex with PLRT_LAUNCH_PDL); the default asks for none; a
+        # non-bool is refused before anything is launched. The runtime library is replaced by a
+        # recorder, so this runs without a driver.
+        calls = []
+
+        class FakeRt:
+            def plrt_function_launch_ex(self, h, grid, block, smem, stream, args, flags, err, size):
+                calls.append((grid, block, smem, stream.value, flags))
+                return 0
+
+        f = object.__new__(pipelink.Function)
+        f._h, f._lib, f.name, f.signature, f.device = 1, FakeRt(), "k", ["ptr", "u32"], 0
+        f.launch(3, 256, 0x1000, 7, stream=0)
+        f.launch(3, 256, 0x1000, 7, stream=0, pdl=True)
+        f.launch(3, 256, 0x1000, 7, stream=0, pdl=False)
+        self.assertEqual([c[-1] for c in calls], [0, 1, 0])
+        self.assertEqual(calls[1][:3], (3, 256, 0))
+        with self.assertRaises(TypeError):
+            f.launch(3, 256, 0x1000, 7, stream=0, pdl=1)
+        self.assertEqual(len(calls), 3)
+        f._h = None  # nothing to free
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -55,5 +55,23 @@ try:
     print("FAIL: a missing shape variable was accepted")
 except TypeError:
     pass
+# select_pdl.json (the variants linked with --pdl) must choose exactly as select.json does.
+with open(os.path.join(src, "examples/llama_decode/select.json")) as f:
+    plain_t = json.load(f)
+with open(os.path.join(src, "examples/llama_decode/select_pdl.json")) as f:
+    pdl_t = json.load(f)
+expect("select_pdl inputs", pdl_t["inputs"], plain_t["inputs"])
+expect("select_pdl rules", pdl_t["rules"], plain_t["rules"])
+expect("select_pdl params", {n: v.get("params") for n, v in pdl_t["variants"].items()},
+       {n: v.get("params") for n, v in plain_t["variants"].items()})
+expect("select_pdl cubins", {n: v["cubin"] for n, v in pdl_t["variants"].items()},
+       {n: v["cubin"].replace(".cubin", "_pdl.cubin") for n, v in plain_t["variants"].items()})
+# select_revised.json (the rule revised after the first run's miss; rule_check.py measures it)
+rev = pipelink.Selection(os.path.join(src, "examples/llama_decode/select_revised.json"), load=False)
+expect("revised B=16 L=4096", rev.choose(B=16, L=4096, **shape), ("a", {"S": 1}))
+expect("revised B=1 L=4096", rev.choose(B=1, L=4096, **shape), ("b", {"S": 16}))
+expect("revised B=1 L=16", rev.choose(B=1, L=16, **shape), ("a", {"S": 1}))
+expect("revised B=8 L=8192", rev.choose(B=8, L=8192, **shape), ("b", {"S": 2}))
+expect("revised B=64 L=4096", rev.choose(B=64, L=4096, **shape), ("a", {"S": 1}))
 print("PASS" if fails == 0 else f"{fails} FAILED")
 sys.exit(1 if fails else 0)

@@ -202,3 +202,100 @@ TEST(ExampleLink, ManifestInCodeMatchesMap) {
   std::snprintf(hash, sizeof hash, "%016llx", pipelink::manifest_hash(text));
   EXPECT_NE(r.map.find(std::string("manifest ") + hash), std::string::npos) << "map does not carry " << hash;
 }
+
+// ---- programmatic dependent launch (--pdl) ----
+
+namespace {
+pipelink::LinkResult link_example_pdl(bool pdl, bool control, bool check_only, bool emit_ptx = false) {
+  InSourceDir here;
+  pipelink::LinkOptions o = example_options();
+  o.pdl = pdl;
+  o.control = control;
+  o.check_only = check_only;
+  o.emit_ptx = emit_ptx;
+  pipelink::Diagnostics d;
+  pipelink::LinkResult r = pipelink::link(o, d);
+  std::ostringstream s;
+  d.print(s);
+  EXPECT_TRUE(r.ok) << s.str();
+  return r;
+}
+
+size_t count(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+}  // namespace
+
+// Without the option the entry has no griddepcontrol, the map's launch line no `pdl` and the
+// manifest no `pdl` line (so every existing link keeps its manifest hash).
+TEST(Pdl, OffByDefault) {
+  pipelink::LinkResult r = link_example_pdl(false, false, true);
+  EXPECT_EQ(r.generated_source.find("griddepcontrol"), std::string::npos);
+  EXPECT_NE(r.map.find("\nlaunch pipelink_kernel threads 384 smem 196736\n"), std::string::npos) << r.map;
+  EXPECT_EQ(r.generated_source.find("\\npdl 1\\n"), std::string::npos);
+}
+
+// With it, every warpgroup's branch waits after its setmaxnreg (the prologue: mbarrier init, the
+// init fence, the block sync) and before any component role or transfer runs, then triggers the
+// dependents; the map's launch line ends in `pdl` and the embedded manifest has `pdl 1`.
+TEST(Pdl, EntryWaitsBeforeAnyRole) {
+  pipelink::LinkResult r = link_example_pdl(true, false, true);
+  const std::string& g = r.generated_source;
+  const size_t entry = g.find("// ---- entry");
+  ASSERT_NE(entry, std::string::npos);
+  const std::string e = g.substr(entry);
+  EXPECT_EQ(count(g, "griddepcontrol.wait;"), 3u) << e;  // one per warpgroup branch, nothing in the prelude
+  EXPECT_EQ(count(e, "griddepcontrol.wait;"), 3u);
+  EXPECT_EQ(count(e, "griddepcontrol.launch_dependents;"), 3u);
+  // Nothing before the first wait but the prologue.
+  const size_t first_wait = e.find("griddepcontrol.wait;");
+  EXPECT_LT(e.find("fence.mbarrier_init"), first_wait);
+  EXPECT_LT(e.find("__syncthreads();"), first_wait);
+  EXPECT_GT(e.find("ctx.slots ="), first_wait);
+  // In each warpgroup branch: setmaxnreg, the wait, the trigger, then the roles.
+  for (size_t at = e.find("{  // warpgroup "); at != std::string::npos; at = e.find("{  // warpgroup ", at + 1)) {
+    const size_t next = e.find("{  // warpgroup ", at + 1);
+    const std::string branch = e.substr(at, next == std::string::npos ? std::string::npos : next - at);
+    const size_t w = branch.find("griddepcontrol.wait;"), l = branch.find("griddepcontrol.launch_dependents;");
+    ASSERT_NE(w, std::string::npos) << branch;
+    EXPECT_LT(w, l);
+    if (branch.find("setmaxnreg") != std::string::npos) EXPECT_LT(branch.find("setmaxnreg"), w) << branch;
+    EXPECT_LT(l, branch.find("ctx.slots =")) << branch;
+  }
+  EXPECT_NE(r.map.find("\nlaunch pipelink_kernel threads 384 smem 196736 pdl\n"), std::string::npos) << r.map;
+  EXPECT_NE(g.find("checked 0\\npdl 1\\n"), std::string::npos) << "the manifest carries no pdl line";
+  // The layout is the same as without the option: only the launch and manifest lines differ.
+  pipelink::LinkResult plain = link_example_pdl(false, false, true);
+  auto after_manifest = [](const std::string& m) { return m.substr(m.find("\ntarget ")); };
+  EXPECT_EQ(after_manifest(r.map), after_manifest(plain.map));
+  // The golden entry (PIPELINK_BLESS=1 rewrites it).
+  compare_golden(e, "tests/expected/gemm_pdl.entry.cu");
+}
+
+// The linked kernel executes the wait (it survives to the PTX and the machine code), the manifest
+// in the code hashes to the map's line, and the control links to identical machine code.
+TEST(Pdl, LinkedAndControlIdentical) {
+  pipelink::LinkResult linked = link_example_pdl(true, false, false, true);
+  pipelink::LinkResult control = link_example_pdl(true, true, false);
+  EXPECT_EQ(count(linked.linked_ptx, "griddepcontrol.wait;"), 3u);
+  EXPECT_EQ(count(linked.linked_ptx, "griddepcontrol.launch_dependents;"), 3u);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(linked.linked_ptx, m, std::regex(R"(\.b8\s+pl_manifest\[(\d+)\]\s*=\s*\{([^}]*)\})")));
+  std::string text;
+  std::istringstream is(m[2].str());
+  for (std::string tok; std::getline(is, tok, ',');) text += static_cast<char>(std::stoi(tok));
+  while (!text.empty() && text.back() == '\0') text.pop_back();
+  EXPECT_NE(text.find("\npdl 1\n"), std::string::npos) << text;
+  char hash[32];
+  std::snprintf(hash, sizeof hash, "%016llx", pipelink::manifest_hash(text));
+  EXPECT_NE(linked.map.find(std::string("manifest ") + hash), std::string::npos);
+  const std::string a = elf_section(linked.cubin, ".text.pipelink_kernel");
+  const std::string b = elf_section(control.cubin, ".text.pipelink_kernel");
+  ASSERT_GT(a.size(), 1000u);
+  EXPECT_TRUE(a == b) << "the PDL link's SASS differs from its control's";
+  EXPECT_EQ(control.map, linked.map.substr(0, linked.map.find("\n== conformance")));
+  const std::string plain = elf_section(link_example().cubin, ".text.pipelink_kernel");
+  EXPECT_FALSE(plain == a) << "--pdl changed nothing in the machine code";
+}

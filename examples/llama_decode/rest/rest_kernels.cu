@@ -14,6 +14,13 @@
 //
 // Shapes are Llama-3.2-1B's, compiled in: hidden 2048, 32 query heads, 8 KV heads, head_dim 64.
 // Built with: nvcc -cubin -O3 -arch=sm_90a rest_kernels.cu -o rest.cubin (examples/CMakeLists.txt).
+//
+// With -DLLAMA_PDL (rest_pdl.cubin) every kernel starts with griddepcontrol.wait and then
+// griddepcontrol.launch_dependents, for programmatic dependent launch (pipelink.Function's
+// launch(..., pdl=True)): it may then start while the previous kernel on the stream still runs,
+// and the wait comes before its first global memory access, as in a PipeLink --pdl entry. The
+// trigger follows the wait, so the next kernel's blocks can be scheduled (and run their own
+// prologue up to their wait) while this one works, and a chain keeps at most two kernels resident.
 #include <cuda_bf16.h>
 #include <stdint.h>
 
@@ -23,6 +30,13 @@ constexpr float kEps = 1e-5f;
 
 __device__ __forceinline__ float bf(const __nv_bfloat16 v) { return __bfloat162float(v); }
 __device__ __forceinline__ __nv_bfloat16 tobf(const float v) { return __float2bfloat16_rn(v); }
+
+__device__ __forceinline__ void pdl_prologue() {
+#ifdef LLAMA_PDL
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
 }  // namespace
 
 // One block of 256 threads per row; each thread owns 8 consecutive elements (one 16-byte vector).
@@ -30,6 +44,7 @@ extern "C" __global__ void __launch_bounds__(256)
 llama_add_rmsnorm(__nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict__ delta,
                   const __nv_bfloat16* __restrict__ w, __nv_bfloat16* __restrict__ h,
                   const int64_t* __restrict__ tok, const __nv_bfloat16* __restrict__ embed, unsigned flags) {
+  pdl_prologue();
   const int b = blockIdx.x, t = threadIdx.x;
   __nv_bfloat16* xr = x + size_t(b) * kHidden;
   const int c0 = t * 8;
@@ -73,6 +88,7 @@ extern "C" __global__ void __launch_bounds__(256)
 llama_rope_append(const __nv_bfloat16* __restrict__ qkv, const float* __restrict__ cos_t, const float* __restrict__ sin_t,
                   unsigned pos, __nv_bfloat16* __restrict__ q_out, __nv_bfloat16* __restrict__ K,
                   __nv_bfloat16* __restrict__ V, unsigned max_ctx) {
+  pdl_prologue();
   const int b = blockIdx.x;
   const __nv_bfloat16* row = qkv + size_t(b) * (kQH + 2 * kKVH) * kHD;
   const float* cs = cos_t + size_t(pos) * kHD;
@@ -102,6 +118,7 @@ llama_rope_append(const __nv_bfloat16* __restrict__ qkv, const float* __restrict
 // gu [B, 2 * 8192] = [gate | up] -> out [B, 8192]; grid (B * 8192 / 256), 256 threads.
 extern "C" __global__ void __launch_bounds__(256)
 llama_silu_mul(const __nv_bfloat16* __restrict__ gu, __nv_bfloat16* __restrict__ out, unsigned B) {
+  pdl_prologue();
   const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= B * kFFN) return;
   const unsigned b = i / kFFN, j = i % kFFN;
