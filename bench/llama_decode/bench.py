@@ -193,6 +193,10 @@ def svg_plot(sweep, path):
               ("PipeLink selected", "#2ca02c", [r["step_ms"]["selected"]["median"] for r in sweep]),
               ("torch graph (SDPA)", "#d62728", [r["step_ms"]["torch"]["median"] for r in sweep]),
               ("HBM floor", "#7f7f7f", [r["floor_ms"] for r in sweep])]
+    # With the rest linked (and with PDL), where the sweep timed them.
+    for key, name, color in (("selected_rest", "selected + rest", "#9467bd"), ("selected_rest_pdl", "selected + rest, PDL", "#8c564b")):
+        if all(key in r["step_ms"] for r in sweep):
+            series.insert(3, (name, color, [r["step_ms"][key]["median"] for r in sweep]))
     import math
     lx0, lx1 = math.log2(min(xs)), math.log2(max(xs))
     ymax = max(max(v) for _, _, v in series) * 1.1
@@ -233,6 +237,7 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--inner", type=int, default=10)
     ap.add_argument("--no-sweep", action="store_true")
+    ap.add_argument("--sweep-only", action="store_true", help="only the context sweep at B = 1 (no six points)")
     ap.add_argument("--no-rest", action="store_true", help="leave out the linked-rest steps (decode.LinkedStep)")
     ap.add_argument("--B", default="1,16,64", help="batch sizes of the points")
     ap.add_argument("--no-pdl", action="store_true", help="leave out the linked-rest steps with programmatic dependent launch")
@@ -262,7 +267,7 @@ def main() -> int:
         return B * D.LAYERS * 2 * D.KVH * L * D.HD * 2
 
     kdir = "" if a.no_rest else a.kernels
-    for B in (int(x) for x in a.B.split(",")):
+    for B in ([] if a.sweep_only else (int(x) for x in a.B.split(","))):
         cache = D.alloc_cache(B, 4096)
         for ctx in (16, 4096):
             row = point(torch, model, sel, cache, B, ctx, a.reps, a.inner, log, kdir=kdir, sel_pdl=sel_pdl)
