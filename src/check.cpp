@@ -349,6 +349,70 @@ void check_asserts(LinkContext& ctx) {
     }
 }
 
+// The tile coordinate the ranks of a cluster walk along (ctx.cluster_axis). The generated
+// scheduler gives the blocks of a cluster one tile group per step: `size` adjacent tiles along the
+// axis, one per rank, so every block of the cluster, and of each multicast group in it, has the same
+// value of the other coordinate for every tile, whatever the extents (a rank past the extent gets a
+// tile past it, in the same group). A multicast tensor is one copy for every block of its group,
+// so its content may depend only on that shared coordinate: tile_coords = ["n"] puts the ranks
+// along m, ["m"] along n, in any order; [] leaves the order's own axis (n for row_major, m
+// otherwise). A tensor that depends on both, tensors that ask for both axes, or ranks along n in a
+// link without [tiles] (one tile per block: m = blockIdx.x) cannot be served, and are refused.
+void cluster_axis(LinkContext& ctx) {
+  Diagnostics& d = ctx.diags;
+  ctx.cluster_axis = ctx.tiles && ctx.tiles->order == "row_major" ? 'n' : 'm';
+  ctx.cluster_axis_why.clear();
+  struct Need { char axis; const Contract* c; const TensorDecl* t; std::string pipe; };
+  std::vector<Need> needs;
+  for (const Pipe& pipe : ctx.pipes) {
+    if (pipe.multicast <= 1) continue;
+    std::set<const PortDecl*> seen;
+    for (const PipeEnd& e : pipe.producers) {
+      const Contract& c = *ctx.instances[e.instance].contract;
+      const PortDecl& p = c.ports[e.port];
+      if (p.multicast <= 1 || !seen.insert(&p).second) continue;
+      for (const std::string& m : p.multicast_tensors)
+        for (const TensorDecl& t : p.tensors) {
+          if (t.name != m || !t.tile_coords_declared) continue;  // undeclared: parse_contracts reported it
+          const std::string who = "pipe '" + pipe.name + "': '" + c.name + "' multicasts tensor '" + t.name + "' across " +
+                                  std::to_string(p.multicast) + " blocks";
+          if (t.follows_m && t.follows_n)
+            d.error("cluster", who + ", but its content depends on both tile coordinates (tile_coords = [\"m\", \"n\"]): "
+                                   "the blocks of a group work on different tiles, so no one copy serves them all",
+                    t.tile_coords_loc)
+                .notes.push_back("multicast only what the blocks of a group share (tile_coords = [\"n\"], [\"m\"] or []); "
+                                 "copy the rest per block");
+          else if (t.follows_m || t.follows_n)
+            needs.push_back({t.follows_n ? 'm' : 'n', &c, &t, pipe.name});
+        }
+    }
+  }
+  if (needs.empty()) return;
+  const Need& first = needs.front();
+  auto follows = [](const Need& n) { return std::string(n.axis == 'm' ? "n" : "m"); };
+  for (const Need& n : needs)
+    if (n.axis != first.axis) {
+      const bool same = n.pipe == first.pipe && n.c == first.c;
+      d.error("cluster", "pipe '" + n.pipe + "': '" + n.c->name + "' multicasts tensor '" + n.t->name + "', which follows tile " +
+                             follows(n) + ", and " + (same ? std::string() : "pipe '" + first.pipe + "': '" + first.c->name + "' multicasts ") +
+                             "tensor '" + first.t->name + "', which follows tile " + follows(first) +
+                             "; the blocks of a group cannot share both m and n (they work on different tiles)",
+              n.t->tile_coords_loc)
+          .notes.push_back(first.c->name + " (" + first.c->owner + ") declares tile_coords at " + first.t->tile_coords_loc.str());
+      return;
+    }
+  if (!ctx.tiles && first.axis == 'n') {
+    d.error("cluster", "pipe '" + first.pipe + "': '" + first.c->name + "' multicasts tensor '" + first.t->name +
+                           "', whose content follows tile m, but the link declares no tile sequence: each block takes one tile, "
+                           "m = its block index, so the blocks of a group have different m",
+            first.t->tile_coords_loc)
+        .notes.push_back("declare [tiles] in a contract of the link: the blocks of a cluster then take adjacent tiles along n");
+    return;
+  }
+  ctx.cluster_axis = first.axis;
+  ctx.cluster_axis_why = "pipe '" + first.pipe + "' multicasts '" + first.t->name + "', which follows tile " + follows(first);
+}
+
 // Thread-block clusters. Every contract that declares [cluster] declares the same shape (the
 // others are cluster-agnostic); a shape above the portable 8 blocks needs allow_nonportable. A
 // producer port with multicast = N fills each stage jointly with the other blocks of its group
@@ -382,10 +446,6 @@ void check_cluster(LinkContext& ctx) {
     }
   }
   const int64_t size = ctx.cluster_size();
-  if (ctx.tiles && ctx.tiles->order == "grouped" && ctx.tiles->group % size != 0)
-    d.error("cluster", "the tile sequence's bands of " + std::to_string(ctx.tiles->group) + " tiles (order = \"grouped\") do not split into "
-                           "the cluster's groups of " + std::to_string(size) + " blocks; group must be a multiple of the cluster",
-            ctx.tiles->loc);
   for (Pipe& pipe : ctx.pipes) {
     const PortDecl* ref = nullptr;
     const Contract* ref_c = nullptr;
@@ -445,6 +505,11 @@ void check_cluster(LinkContext& ctx) {
     pipe.multicast_tensors = ref->multicast_tensors;
     pipe.multicast_mask = static_cast<int64_t>((1ull << ref->multicast) - 1);
   }
+  cluster_axis(ctx);
+  if (ctx.tiles && ctx.tiles->order == "grouped" && ctx.cluster_axis == 'm' && ctx.tiles->group % size != 0)
+    d.error("cluster", "the tile sequence's bands of " + std::to_string(ctx.tiles->group) + " tiles (order = \"grouped\") do not split into "
+                           "the cluster's groups of " + std::to_string(size) + " blocks; group must be a multiple of the cluster",
+            ctx.tiles->loc);
 }
 
 }  // namespace

@@ -322,6 +322,96 @@ void check_ptxas_report(LinkContext& ctx, const std::string& info) {
   (void)regs;
 }
 
+// How to rebuild component `c`'s object `obj` (the file the link read) of kind `k` for the target.
+std::string rebuild_hint(const LinkContext& ctx, const Contract& c, const std::string& obj, InputKind k) {
+  const std::string& t = ctx.target.arch;
+  const std::string sm = t.substr(3);  // "90a"
+  const std::string src = c.source.empty() ? std::string("<source>.cu") : (std::filesystem::path(c.dir) / c.source).string();
+  std::string how;
+  switch (k) {
+    case InputKind::Object:
+    case InputKind::Fatbin:
+      how = "nvcc -dc -gencode arch=compute_" + sm + ",code=lto_" + sm + " " + src + " -o " + obj + " (one -gencode: " + t + " only)";
+      break;
+    case InputKind::Ptx: how = "nvcc -ptx -rdc=true -arch=" + t + " " + src + " -o " + obj; break;
+    case InputKind::Cubin:
+      how = "pipelink compile " + src + " -arch=" + t + " -o <name>.ltoir, and name it in the contract's object key (LTO-IR: "
+            "PipeLink cannot read a cubin's records)";
+      break;
+    default: how = "pipelink compile " + src + " -arch=" + t + " -o " + obj; break;
+  }
+  return "rebuild it for " + t + ": " + how + "; or in CMake pipelink_add_component(... ARCH " + t + ")";
+}
+
+// "LTO-IR for sm_90a", "a cubin for sm_80".
+std::string code_phrase(const CodeArch& a) { return (a.kind == "cubin" ? "a cubin" : a.kind) + " for " + a.name(); }
+
+// Every piece of device code in a component's object must be compiled for the link's target
+// (objects.h, arch_matches): the same SM, and architecture- or family-specific code only for an
+// architecture-specific target. nvJitLink alone refuses only code newer than the target: LTO-IR
+// for sm_90a links for sm_100a and sm_120a, and a host object with a generic sm_90 entry beside its
+// sm_90a one links for any newer target. An object whose architecture cannot be read is refused
+// as well. Reports every such object of the link (rule "target") and returns false for this one.
+bool check_object_arch(LinkContext& ctx, const Contract& c, const std::string& path, const std::vector<char>& bytes, InputKind k) {
+  const std::string& t = ctx.target.arch;
+  std::vector<CodeArch> archs;
+  std::string why;
+  if (!object_archs(bytes, k, archs, why)) {
+    Diagnostic& d = ctx.diags.error("target", "component '" + c.name + "': cannot tell which architecture object '" + path +
+                                                  "' was compiled for: it " + why + "; PipeLink links only code it can tell is for "
+                                                  "the target " + t, c.object_loc);
+    d.notes.push_back(rebuild_hint(ctx, c, path, k));
+    return false;
+  }
+  std::vector<std::string> all, wrong;
+  const CodeArch* first = nullptr;
+  for (const CodeArch& a : archs) {
+    const std::string s = code_phrase(a);
+    if (std::find(all.begin(), all.end(), s) == all.end()) all.push_back(s);
+    if (arch_matches(a, t)) continue;
+    if (!first) first = &a;
+    if (std::find(wrong.begin(), wrong.end(), s) == wrong.end()) wrong.push_back(s);
+  }
+  if (!first) return true;
+  auto join = [](const std::vector<std::string>& v) {
+    std::string o;
+    for (size_t i = 0; i < v.size(); ++i) o += (i ? (i + 1 == v.size() ? " and " : ", ") : "") + v[i];
+    return o;
+  };
+  const bool fat = k == InputKind::Object || k == InputKind::Fatbin;
+  Diagnostic& d = ctx.diags.error(
+      "target", "component '" + c.name + "': object '" + path + "' " +
+                    (fat ? "holds " + join(wrong) + (all.size() > wrong.size() ? " (its fatbin: " + join(all) + ")" : std::string())
+                         : "is " + wrong.front()) +
+                    ", but the link's target is " + t,
+      c.object_loc);
+  // Why, for the first piece of code that does not match.
+  const CodeArch& w = *first;
+  const unsigned target_sm = static_cast<unsigned>(std::stoul(t.substr(3)));
+  const std::string generic = "sm_" + std::to_string(target_sm);
+  const std::string cc = std::to_string(w.sm / 10) + "." + std::to_string(w.sm % 10);
+  std::string note;
+  if (w.sm == target_sm)
+    note = w.name() + " code uses the " + (w.suffix == 'a' ? "architecture" : "family") + "-specific feature set, which the target " + t +
+           " does not have";
+  else
+    note = "PipeLink links only code compiled for the target's GPU, here " + t + (t.back() == 'a' ? " or " + generic : std::string()) +
+           ": " +
+           (w.sm > target_sm ? "code for a newer GPU cannot run on it"
+            : w.suffix == 'a' ? w.name() + " code is architecture-specific and runs only on compute capability " + cc
+                              : "code compiled for " + w.name() + " took its __CUDA_ARCH__ branches, and wrote its records, for another GPU") +
+           // What nvJitLink 13.0 does with it alone (README, Targets): LTO-IR for a lower SM, a or not,
+           // and generic PTX for a lower SM are linked; ptxas refuses a-PTX for any other target.
+           (w.sm < target_sm && (k == InputKind::LtoIr || (k == InputKind::Ptx && !w.suffix))
+                ? " (nvJitLink would link it: it refuses only code newer than the target)"
+                : std::string());
+  if (fat && all.size() > wrong.size())
+    note += "; every entry of the fatbin must be for the target, since nvJitLink, not PipeLink, picks the entry it links";
+  d.notes.push_back(note);
+  d.notes.push_back(rebuild_hint(ctx, c, path, k));
+  return false;
+}
+
 }  // namespace
 
 void compile_link(LinkContext& ctx) {
@@ -402,10 +492,11 @@ void compile_link(LinkContext& ctx) {
         continue;
       }
       InputKind k = classify(bytes, path);
-      if (!validate_object(bytes, k, ctx.target.arch, why)) {
+      if (!validate_object(bytes, k, why)) {
         ctx.diags.error("input", "component '" + c->name + "': object '" + path + "' " + why, c->object_loc);
         continue;
       }
+      if (!check_object_arch(ctx, *c, path, bytes, k)) continue;
       if (k == InputKind::Ptx || k == InputKind::Cubin) {
         any_ptx = true;
         ctx.diags.warning("no-lto", "component '" + c->name + "' is " + (k == InputKind::Ptx ? "PTX" : "a cubin") +

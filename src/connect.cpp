@@ -26,6 +26,7 @@ PipeTensor view(const TensorDecl& t) {
   v.elem_bytes = dtype_bytes(t.dtype);
   v.layout = t.layout;
   v.swizzle = t.swizzle;
+  if (t.tile_coords_declared) v.tile_coords = tile_coords_text(t);
   return v;
 }
 
@@ -140,6 +141,10 @@ void connect(LinkContext& ctx) {
         if (!b.any_shape && (a.rows.value != b.rows.value || a.cols.value != b.cols.value) && fits(a) && fits(b))
           mismatch(tn + ": '" + c0.name + "' has shape [" + std::to_string(a.rows.value) + ", " + std::to_string(a.cols.value) +
                        "], '" + c.name + "' expects [" + std::to_string(b.rows.value) + ", " + std::to_string(b.cols.value) + "]", b.loc);
+        // What a tensor's content depends on is a fact about the data, not about one end.
+        if (a.tile_coords_declared && b.tile_coords_declared && (a.follows_m != b.follows_m || a.follows_n != b.follows_n))
+          mismatch(tn + ": '" + c0.name + "' says its content depends on the tile coordinates " + tile_coords_text(a) + ", '" +
+                       c.name + "' says " + tile_coords_text(b), b.tile_coords_loc);
         if (p.dir == PortDir::Out && (a.layout != b.layout || a.swizzle != b.swizzle))
           mismatch(tn + ": producers '" + c0.name + "' and '" + c.name + "' write different layouts into one stage", b.loc);
       }

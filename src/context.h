@@ -74,6 +74,7 @@ struct PipeTensor {
   int64_t rows = 0, cols = 0, elem_bytes = 0;
   std::string layout, swizzle;
   int64_t offset = 0;      // within a stage
+  std::string tile_coords; // the producer's tile_coords as written ("[\"n\"]"); empty if undeclared
   int64_t bytes() const { return rows * cols * elem_bytes; }
 };
 
@@ -173,6 +174,12 @@ struct LinkContext {
   const ClusterDecl* cluster = nullptr;
   const Contract* cluster_owner = nullptr;
   int64_t cluster_size() const { return cluster ? cluster->size() : 1; }
+  // check_cluster: the tile coordinate along which the blocks of a cluster take adjacent tiles,
+  // one per rank (generate's scheduler); they share the other one. 'n' for row_major, 'm' for
+  // col_major, grouped and no [tiles], unless a multicast tensor's tile_coords decide it
+  // (cluster_axis_why says which one; empty when nothing did).
+  char cluster_axis = 'm';
+  std::string cluster_axis_why;
 
   // conform: one line per component, what was read from its object (appended to the map); the
   // probe link's kernel of each component (its PTX is result.probe_ptx)

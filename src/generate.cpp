@@ -230,7 +230,25 @@ void generate(LinkContext& ctx) {
       << "  const unsigned tiles_n = ((unsigned)args->word[" << (pn ? pn->slot : 0) << "] + " << td.tile_n.value - 1 << "u) / "
       << td.tile_n.value << "u;\n";
     const int64_t cl = ctx.cluster_size();
-    if (td.order == "grouped") {
+    // The ranks of a cluster walk along ctx.cluster_axis (check_cluster): the order's fast
+    // dimension unless a multicast tensor's tile_coords ask for the other one.
+    const bool row = td.order == "row_major";
+    const bool own_axis = cl == 1 || ctx.cluster_axis == (row ? 'n' : 'm');
+    if (td.order == "grouped" && !own_axis) {
+      // Bands of `group` tiles along m as below, but a band unit is one m tile and `cl` adjacent n
+      // tiles, one per rank: the blocks of a cluster share m.
+      o << "  // the blocks of a cluster share m: " << printable(ctx.cluster_axis_why) << "\n"
+        << "  const unsigned rank = blockIdx.x % " << cl << "u, clusters = gridDim.x / " << cl << "u;\n"
+        << "  const unsigned units_n = (tiles_n + " << cl - 1 << "u) / " << cl << "u;\n"
+        << "  const unsigned g = blockIdx.x / " << cl << "u + i * clusters;\n"
+        << "  if (g >= tiles_m * units_n) return false;\n"
+        << "  const unsigned band = g / (" << td.group << "u * units_n), r = g % (" << td.group << "u * units_n);\n"
+        << "  const unsigned first = band * " << td.group << "u, rows = tiles_m - first < " << td.group << "u ? tiles_m - first : "
+        << td.group << "u;\n"
+        << "  t->m = first + r % rows;\n"
+        << "  t->n = (r / rows) * " << cl << "u + rank;\n"
+        << "  t->linear = g * " << cl << "u + rank;\n";
+    } else if (td.order == "grouped") {
       // Bands of `group` tiles along m (the last band may be narrower); within a band, m fastest,
       // then n. A wave of blocks then covers a band's rows of X and a few columns of W, which stay
       // in L2 together, instead of every row of X (col_major) or every column of W (row_major).
@@ -249,6 +267,21 @@ void generate(LinkContext& ctx) {
         << "  t->m = (first + r % rows) * " << cl << "u + rank;\n"
         << "  t->n = r / rows;\n"
         << "  t->linear = g * " << cl << "u + rank;\n";
+    } else if (cl > 1 && !own_axis) {
+      // As below, but the group runs along the order's slow dimension (a multicast tensor follows
+      // the fast one): groups are walked in the order, each `cl` adjacent tiles along
+      // ctx.cluster_axis, one per rank.
+      const std::string along = row ? "tiles_m" : "tiles_n", other = row ? "tiles_n" : "tiles_m";
+      o << "  // the blocks of a cluster share " << (row ? "n" : "m") << ": " << printable(ctx.cluster_axis_why) << "\n"
+        << "  const unsigned rank = blockIdx.x % " << cl << "u, clusters = gridDim.x / " << cl << "u;\n"
+        << "  const unsigned groups = (" << along << " + " << cl - 1 << "u) / " << cl << "u;  // along " << (row ? "m" : "n") << "\n"
+        << "  const unsigned g = blockIdx.x / " << cl << "u + i * clusters;\n"
+        << "  if (g >= groups * " << other << ") return false;\n"
+        << "  t->linear = g * " << cl << "u + rank;\n";
+      if (row)
+        o << "  t->m = (g / tiles_n) * " << cl << "u + rank;\n  t->n = g % tiles_n;\n";
+      else
+        o << "  t->m = g % tiles_m;\n  t->n = (g / tiles_m) * " << cl << "u + rank;\n";
     } else if (cl > 1) {
       // The blocks of a cluster walk in step: cluster c takes groups c, c + clusters, ...; a group
       // is `cl` adjacent tiles along the order's fast dimension, one per rank, so the blocks of a
@@ -256,7 +289,6 @@ void generate(LinkContext& ctx) {
       // a cluster gets the same number of tiles; where the fast extent is not a multiple of the
       // cluster, the last group's extra ranks get a tile past the extent (TMA reads zeros there
       // and clips the store).
-      const bool row = td.order == "row_major";
       const std::string fast = row ? "tiles_n" : "tiles_m", slow = row ? "tiles_m" : "tiles_n";
       o << "  const unsigned rank = blockIdx.x % " << cl << "u, clusters = gridDim.x / " << cl << "u;\n"
         << "  const unsigned groups = (" << fast << " + " << cl - 1 << "u) / " << cl << "u;  // along " << (row ? "n" : "m") << "\n"

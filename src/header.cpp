@@ -398,7 +398,20 @@ std::string contract_header(const std::vector<std::string>& contracts, Diagnosti
       o << "    struct " << d.name << " {  // " << d.dtype;
       if (d.any_shape) o << " [*: the producer's shape, read with rows() / cols()]";
       else o << " [" << printable(d.rows.expr.text()) << " x " << printable(d.cols.expr.text()) << "]";
-      o << ", " << d.layout << ", swizzle " << d.swizzle << "\n      enum : unsigned { index = " << t << " };\n      using type = "
+      o << ", " << d.layout << ", swizzle " << d.swizzle;
+      {
+        // tile_coords, where every contract of the entry says the same.
+        bool same = true;
+        for (const Parsed& pp : ps) {
+          const TensorDecl& x = pp.c->ports[i].tensors[t];
+          same &= x.tile_coords_declared == d.tile_coords_declared && x.follows_m == d.follows_m && x.follows_n == d.follows_n;
+        }
+        if (same && d.tile_coords_declared)
+          o << "; content follows "
+            << (d.follows_m && d.follows_n ? "tile m and n" : d.follows_m ? "tile m" : d.follows_n ? "tile n" : "no tile coordinate")
+            << " (tile_coords)";
+      }
+      o << "\n      enum : unsigned { index = " << t << " };\n      using type = "
         << cpp_dtype(d.dtype) << ";\n";
       if (!d.any_shape) {
         const size_t tk = t;

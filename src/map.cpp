@@ -118,7 +118,8 @@ std::string render_map(const LinkContext& ctx) {
     }
     for (const PipeTensor& t : p.tensors)
       o << "    tensor " << printable(t.name) << " " << t.dtype << "[" << t.rows << "x" << t.cols << "] " << t.layout << "/" << t.swizzle
-        << " at +" << t.offset << " (" << t.bytes() << " bytes)\n";
+        << " at +" << t.offset << " (" << t.bytes() << " bytes)"
+        << (t.tile_coords.empty() ? std::string() : ", tile_coords " + t.tile_coords) << "\n";
   }
 
   o << "\n== named barriers  (id 0 = __syncthreads)\n";
@@ -159,8 +160,12 @@ std::string render_map(const LinkContext& ctx) {
       << (ctx.tiles->order == "grouped" ? "bands of " + std::to_string(ctx.tiles->group) + " tiles along m (m fastest within a band), "
                                         : std::string())
       << (ctx.cluster_size() > 1 ? "persistent by cluster (cluster c takes groups c, c+clusters, ...; a group is " +
-                                       std::to_string(ctx.cluster_size()) + " adjacent tiles along " +
-                                       (ctx.tiles->order == "row_major" ? "n" : "m") + ", one per rank)\n"
+                                       std::to_string(ctx.cluster_size()) + " adjacent tiles along " + ctx.cluster_axis +
+                                       ", one per rank" +
+                                       (ctx.cluster_axis_why.empty() ? std::string()
+                                                                     : std::string(", sharing ") + (ctx.cluster_axis == 'm' ? "n" : "m") +
+                                                                           ": " + printable(ctx.cluster_axis_why)) +
+                                       ")\n"
                                  : std::string("persistent (block b takes b, b+grid, ...)\n"));
   else
     o << "  none declared: one tile per block\n";

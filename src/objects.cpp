@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <sstream>
 
 namespace pipelink {
 
@@ -73,14 +74,6 @@ uint64_t rd(const std::vector<char>& b, size_t off, size_t n) {
 // [off, off + size) lies within a buffer of `total` bytes, without overflow.
 bool within(uint64_t off, uint64_t size, uint64_t total) { return off <= total && size <= total - off; }
 
-// The SM number of "sm_90a" (90); 0 if it is not of that form.
-unsigned sm_number(const std::string& arch) {
-  if (arch.rfind("sm_", 0) != 0) return 0;
-  unsigned v = 0;
-  for (size_t i = 3; i < arch.size() && std::isdigit(static_cast<unsigned char>(arch[i])) && v < 10000; ++i) v = v * 10 + (arch[i] - '0');
-  return v;
-}
-
 // A fatbin (its header, then entries each with its own header and payload) in bytes [off, off + avail).
 bool valid_fatbin(const std::vector<char>& b, size_t off, uint64_t avail, std::string& why) {
   if (avail < 16 || rd(b, off, 4) != kFatbinMagic) { why = "does not hold a fatbin (bad magic number)"; return false; }
@@ -102,7 +95,9 @@ bool valid_fatbin(const std::vector<char>& b, size_t off, uint64_t avail, std::s
 
 struct Section { uint32_t name, type; uint64_t offset, size, link, info, entsize; };
 
-bool validate_elf(const std::vector<char>& b, const std::string& arch, std::string& why) {
+// `sections`, if given, receives [offset, size) of every fatbin section of a host object, or of a
+// cubin's toolkit note (.note.nv.tkinfo): where object_archs reads the architecture.
+bool validate_elf(const std::vector<char>& b, std::string& why, std::vector<std::pair<uint64_t, uint64_t>>* sections = nullptr) {
   const uint64_t n = b.size();
   if (n < 64) { why = "is a truncated ELF file (" + std::to_string(n) + " bytes, shorter than its header)"; return false; }
   if (b[4] != 2) { why = "is not a 64-bit ELF file"; return false; }
@@ -181,17 +176,14 @@ bool validate_elf(const std::vector<char>& b, const std::string& arch, std::stri
     }
   }
   if (machine == kEmCuda) {
-    // EI_ABIVERSION 8 and later keep the SM in e_flags bits 8..15; older cubins in bits 0..7.
-    const uint64_t flags = rd(b, 48, 4);
-    const unsigned sm = static_cast<unsigned>(static_cast<unsigned char>(b[8]) >= 8 ? (flags >> 8) & 0xff : flags & 0xff);
-    const unsigned want = sm_number(arch);
-    if (sm != want) {
-      why = "is a cubin for sm_" + std::to_string(sm) + ", not for the target " + arch;
-      return false;
-    }
+    // A cubin: its architecture is object_archs' question (e_flags and the toolkit note).
+    if (sections)
+      for (uint64_t i = 1; i < shnum; ++i)
+        if (name_of(sec[i]) == ".note.nv.tkinfo" && sec[i].type != 8) sections->push_back({sec[i].offset, sec[i].size});
     return true;
   }
-  // A host object (nvcc -c / -dc) carries its device code in a fatbin section.
+  // A host object (nvcc -c / -dc) carries its device code in fatbin sections.
+  bool any = false;
   for (uint64_t i = 1; i < shnum; ++i) {
     const std::string nm = name_of(sec[i]);
     if (nm != ".nv_fatbin" && nm != "__nv_relfatbin") continue;
@@ -201,13 +193,15 @@ bool validate_elf(const std::vector<char>& b, const std::string& arch, std::stri
       why = "is a host object whose " + nm + " section " + fw;
       return false;
     }
-    return true;
+    if (sections) sections->push_back({sec[i].offset, sec[i].size});
+    any = true;
   }
+  if (any) return true;
   why = "is a host object without device code (no .nv_fatbin or __nv_relfatbin section; compile it with nvcc -dc)";
   return false;
 }
 
-bool validate_ptx(const std::vector<char>& b, const std::string& arch, std::string& why) {
+bool validate_ptx(const std::vector<char>& b, std::string& why) {
   for (char ch : b) {
     const unsigned char u = static_cast<unsigned char>(ch);
     if (u == 0 || (u < 0x20 && ch != '\n' && ch != '\r' && ch != '\t' && ch != '\f' && ch != '\v')) {
@@ -216,19 +210,120 @@ bool validate_ptx(const std::vector<char>& b, const std::string& arch, std::stri
     }
   }
   const std::string text(b.begin(), b.end());
-  size_t t = text.find(".target");
-  if (text.find(".version") == std::string::npos || t == std::string::npos) {
+  if (text.find(".version") == std::string::npos || text.find(".target") == std::string::npos) {
     why = "is not PTX (no .version and .target directives)";
     return false;
   }
-  t += 7;
-  while (t < text.size() && (text[t] == ' ' || text[t] == '\t')) ++t;
-  size_t e = t;
-  while (e < text.size() && (std::isalnum(static_cast<unsigned char>(text[e])) || text[e] == '_')) ++e;
-  const std::string target = text.substr(t, e - t);
-  const unsigned sm = sm_number(target), want = sm_number(arch);
-  if (!sm) { why = "is PTX for an unknown target '" + target + "'"; return false; }
-  if (sm > want) { why = "is PTX for " + target + ", newer than the target " + arch; return false; }
+  return true;
+}
+
+// PTX text without its comments (// to the end of the line, /* ... */), line breaks kept.
+std::string ptx_without_comments(const std::string& t) {
+  std::string o;
+  o.reserve(t.size());
+  for (size_t i = 0; i < t.size();) {
+    if (t[i] == '"') {  // a string (in .file) may hold "//"
+      size_t e = i + 1;
+      while (e < t.size() && t[e] != '"' && t[e] != '\n') ++e;
+      o.append(t, i, e + 1 - i);
+      i = e + 1;
+    } else if (t.compare(i, 2, "//") == 0) {
+      while (i < t.size() && t[i] != '\n') ++i;
+    } else if (t.compare(i, 2, "/*") == 0) {
+      const size_t e = t.find("*/", i + 2);
+      for (size_t k = i; k < (e == std::string::npos ? t.size() : e); ++k) if (t[k] == '\n') o += '\n';
+      i = e == std::string::npos ? t.size() : e + 2;
+    } else {
+      o += t[i++];
+    }
+  }
+  return o;
+}
+
+// "sm_90a" -> {90, 'a'}; false if `s` is not sm_<digits>[a|f].
+bool parse_sm(const std::string& s, CodeArch& a) {
+  if (s.rfind("sm_", 0) != 0 || s.size() < 4) return false;
+  size_t i = 3;
+  unsigned v = 0;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])) && v < 100000) v = v * 10 + static_cast<unsigned>(s[i++] - '0');
+  if (i == 3 || v == 0) return false;
+  if (i + 1 == s.size() && (s[i] == 'a' || s[i] == 'f')) a.suffix = s[i++];
+  if (i != s.size()) return false;
+  a.sm = v;
+  return true;
+}
+
+// The .target directive of PTX (outside comments): ".target sm_90a" or ".target sm_90a, debug".
+bool ptx_arch(const std::vector<char>& b, CodeArch& a, std::string& why) {
+  std::istringstream ls(ptx_without_comments(std::string(b.begin(), b.end())));
+  for (std::string line; std::getline(ls, line);) {
+    size_t p = line.find_first_not_of(" \t\r");
+    if (p == std::string::npos || line.compare(p, 7, ".target") != 0 || p + 7 >= line.size() ||
+        (line[p + 7] != ' ' && line[p + 7] != '\t'))
+      continue;
+    std::string list = line.substr(p + 8);
+    std::replace(list.begin(), list.end(), ',', ' ');
+    std::istringstream ts(list);
+    std::string shown;
+    for (std::string tok; ts >> tok;) {
+      if (tok.back() == ';') tok.pop_back();
+      if (tok.rfind("sm_", 0) == 0 || tok.rfind("compute_", 0) == 0) {
+        a.kind = "PTX";
+        if (parse_sm(tok, a)) return true;
+        shown = tok;
+      }
+    }
+    why = shown.empty() ? "has a .target directive that names no sm_ target" : "is PTX for an unknown target '" + shown + "'";
+    return false;
+  }
+  why = "has no .target directive outside comments";
+  return false;
+}
+
+// NVVM LTO-IR (NVRTC -dlto, pipelink compile): a header whose fields, from the 16-bit offset at
+// byte 12 up to the 32-bit offset at byte 16, are (tag, value) pairs of 16 bits each: tag 1 is the
+// compute capability times 10 (900 for sm_90a, 1030 for sm_103a), tag 0x20 = 1 marks
+// architecture-specific code (sm_90a, compute_90a), tag 0x63 ends the list. Read from the LTO-IR
+// NVRTC 13.0 writes for sm_75 ... sm_121a (README, "Targets": what an object must be built for).
+bool ltoir_arch(const std::vector<char>& b, CodeArch& a, std::string& why) {
+  why = "has an LTO-IR header without an architecture field";
+  if (b.size() < 24 || static_cast<unsigned char>(b[0]) != 0xed) {
+    if (b.size() >= 4 && b[0] == 'B' && b[1] == 'C') why = "is LLVM bitcode, whose architecture PipeLink cannot read";
+    return false;
+  }
+  const uint64_t first = rd(b, 12, 2), end = std::min<uint64_t>(rd(b, 16, 4), b.size());
+  bool found = false;
+  for (uint64_t at = first; at >= 16 && at + 4 <= end; at += 4) {
+    const unsigned tag = static_cast<unsigned>(rd(b, static_cast<size_t>(at), 2)), v = static_cast<unsigned>(rd(b, static_cast<size_t>(at + 2), 2));
+    if (tag == 0x63) break;
+    if (tag == 1 && v >= 10) { a.sm = v / 10; found = true; }
+    if (tag == 0x20 && v == 1) a.suffix = 'a';
+  }
+  a.kind = "LTO-IR";
+  return found;
+}
+
+// The entries of a fatbin in bytes [off, off + avail) (valid_fatbin checked its structure). An
+// entry's header: kind (16 bits: 1 PTX, 2 cubin, 8 LTO-IR), its own size (32 bits at 4), the
+// payload's (64 bits at 8), the SM (32 bits at 28: 90, 100, ...) and flags (32 bits at 40: 0x100000
+// architecture-specific, 0x200000 family-specific). Read from nvcc 13.0's fatbins (-dc, -c, -fatbin).
+bool fatbin_archs(const std::vector<char>& b, size_t off, std::vector<CodeArch>& out, std::string& why) {
+  const uint64_t header = rd(b, off + 6, 2), fat = rd(b, off + 8, 8);
+  for (uint64_t at = header, end = header + fat; at < end;) {
+    const unsigned kind = static_cast<unsigned>(rd(b, static_cast<size_t>(off + at), 2));
+    const uint64_t eh = rd(b, static_cast<size_t>(off + at + 4), 4), es = rd(b, static_cast<size_t>(off + at + 8), 8);
+    if (eh < 48) { why = "has a fatbin entry whose header is too short to say its architecture"; return false; }
+    CodeArch a;
+    a.kind = kind == 1 ? "PTX" : kind == 2 ? "cubin" : kind == 8 ? "LTO-IR" : "";
+    if (a.kind.empty()) { why = "has a fatbin entry of kind " + std::to_string(kind) + ", which PipeLink does not know"; return false; }
+    a.sm = static_cast<unsigned>(rd(b, static_cast<size_t>(off + at + 28), 4));
+    const uint64_t flags = rd(b, static_cast<size_t>(off + at + 40), 4);
+    a.suffix = flags & 0x100000 ? 'a' : flags & 0x200000 ? 'f' : 0;
+    if (a.sm == 0 || a.sm > 10000) { why = "has a fatbin entry for no known architecture (sm_" + std::to_string(a.sm) + ")"; return false; }
+    out.push_back(a);
+    at += eh + es;
+  }
+  if (out.empty()) { why = "has a fatbin without device code"; return false; }
   return true;
 }
 
@@ -250,27 +345,91 @@ InputKind classify(const std::vector<char>& b, const std::string& path) {
   return InputKind::Unknown;
 }
 
-bool validate_object(const std::vector<char>& b, InputKind kind, const std::string& arch, std::string& why) {
+bool validate_object(const std::vector<char>& b, InputKind kind, std::string& why) {
   if (b.empty()) { why = "is empty"; return false; }
   switch (kind) {
     case InputKind::Object:
-    case InputKind::Cubin: return validate_elf(b, arch, why);
+    case InputKind::Cubin: return validate_elf(b, why);
     case InputKind::Fatbin: return valid_fatbin(b, 0, b.size(), why);
     case InputKind::LtoIr: {
       const bool nvvm = b.size() >= 4 && static_cast<unsigned char>(b[0]) == 0xed;
       const bool bitcode = b.size() >= 4 && b[0] == 'B' && b[1] == 'C';
-      // The NVVM LTO-IR container has a 64-byte header; LLVM bitcode comes in 32-bit words.
-      if ((nvvm && b.size() < 64) || (bitcode && (b.size() < 8 || b.size() % 4 != 0)) || (!nvvm && !bitcode)) {
-        why = nvvm || bitcode ? "is truncated LTO-IR (" + std::to_string(b.size()) + " bytes)"
-                              : "is named .ltoir but is not LTO-IR (no NVVM or LLVM bitcode magic number)";
+      // The NVVM LTO-IR container has a 64-byte header. Raw LLVM bitcode is not LTO-IR to
+      // nvJitLink ("does not match type NVJITLINK_INPUT_LTOIR", nvJitLink 13.0).
+      if (bitcode) {
+        why = "is LLVM bitcode, which nvJitLink does not take as LTO-IR (it takes the NVVM LTO-IR that NVRTC -dlto, "
+              "pipelink compile or nvcc code=lto_XX write)";
+        return false;
+      }
+      if ((nvvm && b.size() < 64) || !nvvm) {
+        why = nvvm ? "is truncated LTO-IR (" + std::to_string(b.size()) + " bytes)"
+                   : "is named .ltoir but is not LTO-IR (no NVVM or LLVM bitcode magic number)";
         return false;
       }
       return true;
     }
-    case InputKind::Ptx: return validate_ptx(b, arch, why);
+    case InputKind::Ptx: return validate_ptx(b, why);
     case InputKind::Unknown: why = "is not LTO-IR, a host object, PTX, a fatbin or a cubin"; return false;
   }
   return false;
+}
+
+bool object_archs(const std::vector<char>& b, InputKind kind, std::vector<CodeArch>& out, std::string& why) {
+  out.clear();
+  switch (kind) {
+    case InputKind::LtoIr: {
+      CodeArch a;
+      if (!ltoir_arch(b, a, why)) return false;
+      out.push_back(a);
+      return true;
+    }
+    case InputKind::Ptx: {
+      CodeArch a;
+      if (!ptx_arch(b, a, why)) return false;
+      out.push_back(a);
+      return true;
+    }
+    case InputKind::Fatbin: return valid_fatbin(b, 0, b.size(), why) && fatbin_archs(b, 0, out, why);
+    case InputKind::Object: {
+      std::vector<std::pair<uint64_t, uint64_t>> fatbins;
+      if (!validate_elf(b, why, &fatbins)) return false;
+      for (const auto& f : fatbins)
+        if (!fatbin_archs(b, static_cast<size_t>(f.first), out, why)) return false;
+      return true;
+    }
+    case InputKind::Cubin: {
+      // EI_ABIVERSION 8 and later keep the SM in e_flags bits 8..15; older cubins in bits 0..7.
+      // e_flags does not tell sm_90 from sm_90a: the toolkit note (.note.nv.tkinfo) records the
+      // assembler's "-arch sm_90a", when there is one.
+      std::vector<std::pair<uint64_t, uint64_t>> notes;
+      if (!validate_elf(b, why, &notes)) return false;
+      CodeArch a;
+      a.kind = "cubin";
+      const uint64_t flags = rd(b, 48, 4);
+      a.sm = static_cast<unsigned>(static_cast<unsigned char>(b[8]) >= 8 ? (flags >> 8) & 0xff : flags & 0xff);
+      for (const auto& [off, size] : notes) {
+        const std::string note(b.data() + static_cast<size_t>(off), static_cast<size_t>(size));
+        const size_t at = note.find("-arch sm_");
+        if (at == std::string::npos) continue;
+        size_t e = at + 6;
+        while (e < note.size() && (std::isalnum(static_cast<unsigned char>(note[e])) || note[e] == '_')) ++e;
+        CodeArch n;
+        if (parse_sm(note.substr(at + 6, e - at - 6), n) && n.sm == a.sm) a.suffix = n.suffix;
+      }
+      out.push_back(a);
+      return true;
+    }
+    case InputKind::Unknown: break;
+  }
+  why = "is not LTO-IR, a host object, PTX, a fatbin or a cubin";
+  return false;
+}
+
+bool arch_matches(const CodeArch& code, const std::string& arch) {
+  CodeArch t;
+  if (!parse_sm(arch, t)) return false;
+  if (code.sm != t.sm) return false;
+  return code.suffix == 0 || t.suffix == 'a';
 }
 
 }  // namespace pipelink

@@ -153,6 +153,9 @@ struct Reader {
   void err(const toml::node* n, const std::string& msg, const char* rule = "contract-syntax") {
     ctx.diags.error(rule, "component '" + (c.name.empty() ? c.path : c.name) + "': " + msg, at(n));
   }
+  void err_at(const SourceLoc& loc, const std::string& msg) {
+    ctx.diags.error("contract-syntax", "component '" + (c.name.empty() ? c.path : c.name) + "': " + msg, loc);
+  }
   void known_keys(const toml::table& t, const std::string& where, std::initializer_list<const char*> keys) {
     for (auto&& [k, v] : t) {
       bool ok = false;
@@ -471,7 +474,7 @@ struct Reader {
       each_table(t, "tensor", [&](const toml::table& tt) {
         TensorDecl d;
         d.loc = at(&tt);
-        known_keys(tt, "[[port.tensor]]", {"name", "dtype", "shape", "layout", "swizzle", "space"});
+        known_keys(tt, "[[port.tensor]]", {"name", "dtype", "shape", "layout", "swizzle", "space", "tile_coords"});
         d.name = str(tt, "name", "[[port.tensor]]", true);
         d.dtype = str(tt, "dtype", "[[port.tensor]]", true);
         if (!d.dtype.empty() && dtype_bytes(d.dtype) == 0) err(tt.get("dtype"), "tensor '" + d.name + "': unknown dtype '" + d.dtype + "'");
@@ -494,6 +497,23 @@ struct Reader {
         if (d.space != "smem")
           ctx.diags.error("port-mismatch", "component '" + c.name + "': tensor '" + d.name + "' of port '" + p.name +
                               "' lives in " + d.space + "; only shared-memory tensors can cross warp roles", at(tt.get("space")));
+        if (const toml::node* tc = tt.get("tile_coords")) {
+          d.tile_coords_declared = true;
+          d.tile_coords_loc = at(tc);
+          const toml::array* a = tc->as_array();
+          if (!a) err(tc, "tensor '" + d.name + "': tile_coords must be an array of \"m\" and \"n\", the tile coordinates its content depends on");
+          else
+            for (auto&& e : *a) {
+              const auto s = e.as_string();
+              const std::string v = s ? s->get() : std::string();
+              bool& f = v == "m" ? d.follows_m : d.follows_n;
+              if (v != "m" && v != "n")
+                err(&e, "tensor '" + d.name + "': tile_coords holds " + (s ? "'" + printable(v) + "'" : std::string("a value that is not a string")) +
+                            "; a tile coordinate is \"m\" or \"n\"");
+              else if (f) err(&e, "tensor '" + d.name + "': tile_coords names '" + v + "' twice");
+              else f = true;
+            }
+        }
         p.tensors.push_back(std::move(d));
       });
       if (p.tensors.empty()) err(&t, "port '" + p.name + "' declares no [[port.tensor]]");
@@ -509,6 +529,16 @@ struct Reader {
           err(t.get("multicast_tensors"), "port '" + p.name + "': multicast_tensors names tensor '" + m +
                                               "', which this producer does not write (writes = [...]); only what it copies can be multicast");
       }
+      // A multicast tensor is one copy for every block of the group: the contract must say which
+      // tile coordinates its content depends on, so that the link can give the group tiles that
+      // agree on them (check_cluster).
+      if (p.multicast > 1 && p.dir == PortDir::Out)
+        for (const TensorDecl& td : p.tensors)
+          if (multicast_seen.count(td.name) && !td.tile_coords_declared)
+            err_at(td.loc, "port '" + p.name + "': tensor '" + td.name + "' is multicast but does not say which tile coordinates its "
+                    "content depends on; add tile_coords = [\"n\"] to its [[port.tensor]] (selected by the tile's n, like a "
+                    "weight slice), [\"m\"], or [] (the same for every tile): the link gives the blocks of a multicast group "
+                    "tiles that agree on them");
       for (const std::string& w : p.writes) {
         if (!written.insert(w).second) err(t.get("writes"), "port '" + p.name + "': writes names tensor '" + w + "' twice");
         else if (!tensor_names.count(w))
@@ -602,6 +632,11 @@ struct Reader {
 };
 
 }  // namespace
+
+std::string tile_coords_text(const TensorDecl& t) {
+  if (t.follows_m && t.follows_n) return "[\"m\", \"n\"]";
+  return t.follows_m ? "[\"m\"]" : t.follows_n ? "[\"n\"]" : "[]";
+}
 
 bool is_identifier(const std::string& s) {
   if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;

@@ -69,8 +69,17 @@ struct TensorDecl {
   std::string layout = "row";    // row | col
   std::string swizzle = "none";  // none | 128B
   std::string space = "smem";
+  // tile_coords: the tile coordinates the tensor's content depends on (its stage for tile (m, n)
+  // holds data selected by m, by n, by both or by neither). Required on a multicast tensor: every
+  // block of a multicast group receives the same copy, so the tile sequence must give them the
+  // same value of each coordinate it lists (check_cluster, generate).
+  bool tile_coords_declared = false;
+  bool follows_m = false, follows_n = false;
+  SourceLoc tile_coords_loc;
   SourceLoc loc;
 };
+// "[\"n\"]", "[\"m\", \"n\"]", "[]": a tensor's tile_coords as the contract writes it.
+std::string tile_coords_text(const TensorDecl& t);
 
 enum class PortDir { Out, In };
 enum class Arrive { One, Warp, Thread };

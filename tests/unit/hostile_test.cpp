@@ -110,22 +110,60 @@ TEST(Hostile, TruncatedObjectsAreRefused) {
     ASSERT_FALSE(whole.empty()) << path;
     const pipelink::InputKind k = pipelink::classify(whole, path);
     std::string why;
-    EXPECT_TRUE(pipelink::validate_object(whole, k, "sm_90a", why)) << path << ": " << why;
+    EXPECT_TRUE(pipelink::validate_object(whole, k, why)) << path << ": " << why;
     const size_t step = std::max<size_t>(1, whole.size() / 2000);
     for (size_t n = 0; n < whole.size(); n += step) {
       std::vector<char> part(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(n));
       const pipelink::InputKind pk = pipelink::classify(part, path);
       if (pk == pipelink::InputKind::Unknown) continue;
-      if (k == pipelink::InputKind::Object) EXPECT_FALSE(pipelink::validate_object(part, pk, "sm_90a", why)) << path << " cut at " << n;
-      else pipelink::validate_object(part, pk, "sm_90a", why);  // a cubin's tail may be padding: only must not crash
+      if (k == pipelink::InputKind::Object) EXPECT_FALSE(pipelink::validate_object(part, pk, why)) << path << " cut at " << n;
+      else pipelink::validate_object(part, pk, why);  // a cubin's tail may be padding: only must not crash
     }
   }
   std::string why;
-  const std::vector<char> c = bytes_of(cubin);
-  EXPECT_FALSE(pipelink::validate_object(c, pipelink::InputKind::Cubin, "sm_100a", why));
-  EXPECT_EQ(why, "is a cubin for sm_90, not for the target sm_100a");
-  EXPECT_FALSE(pipelink::validate_object({}, pipelink::InputKind::LtoIr, "sm_90a", why));
+  EXPECT_FALSE(pipelink::validate_object({}, pipelink::InputKind::LtoIr, why));
   EXPECT_EQ(why, "is empty");
+  // Every prefix of the host object: its architecture is read, or refused, without a crash.
+  const std::vector<char> o = bytes_of(obj);
+  std::vector<pipelink::CodeArch> archs;
+  for (size_t n = 0; n < o.size(); n += std::max<size_t>(1, o.size() / 2000)) {
+    std::vector<char> part(o.begin(), o.begin() + static_cast<std::ptrdiff_t>(n));
+    pipelink::object_archs(part, pipelink::classify(part, obj), archs, why);
+  }
+}
+
+// The architecture of the example's objects, and the rule that matches it with a target.
+TEST(ObjectArch, ReadsTheExampleObjectsAndMatchesTheTarget) {
+  using pipelink::CodeArch;
+  std::string why;
+  std::vector<CodeArch> archs;
+  // nvcc -dc -gencode arch=compute_90a,code=lto_90a: one LTO-IR entry in the fatbin.
+  const std::vector<char> o = bytes_of(std::string(PL_EXAMPLE_OBJ_DIR) + "/tma_loader.o");
+  ASSERT_TRUE(pipelink::object_archs(o, pipelink::InputKind::Object, archs, why)) << why;
+  ASSERT_EQ(archs.size(), 1u);
+  EXPECT_EQ(archs[0].kind, "LTO-IR");
+  EXPECT_EQ(archs[0].name(), "sm_90a");
+  // The linked cubin: e_flags say sm_90, the toolkit note says sm_90a.
+  const std::vector<char> c = bytes_of(std::string(PL_EXAMPLE_OBJ_DIR) + "/gemm.cubin");
+  ASSERT_TRUE(pipelink::object_archs(c, pipelink::InputKind::Cubin, archs, why)) << why;
+  ASSERT_EQ(archs.size(), 1u);
+  EXPECT_EQ(archs[0].kind, "cubin");
+  EXPECT_EQ(archs[0].sm, 90u);
+  EXPECT_FALSE(pipelink::arch_matches(archs[0], "sm_100a"));
+  // The rule (README, "Targets"): the same SM; a and f code only for an a target.
+  const struct { unsigned sm; char suffix; const char* target; bool ok; } rule[] = {
+      {90, 'a', "sm_90a", true},   {90, 0, "sm_90a", true},     {90, 'a', "sm_90", false},  {90, 0, "sm_90", true},
+      {90, 'a', "sm_100a", false}, {90, 0, "sm_100a", false},   {90, 'a', "sm_120a", false}, {80, 0, "sm_90a", false},
+      {100, 'f', "sm_100a", true}, {100, 'f', "sm_103a", false}, {103, 'a', "sm_103a", true}, {120, 'a', "sm_120a", true},
+      {100, 'a', "sm_90a", false},
+  };
+  for (const auto& r : rule)
+    EXPECT_EQ(pipelink::arch_matches(CodeArch{"LTO-IR", r.sm, r.suffix}, r.target), r.ok)
+        << "sm_" << r.sm << (r.suffix ? std::string(1, r.suffix) : "") << " for " << r.target;
+  // PTX: the .target directive, not a comment that names another one.
+  const std::string ptx = "// .target sm_80\n.version 8.8\n/* .target sm_75 */ .target sm_90a, debug\n.address_size 64\n";
+  ASSERT_TRUE(pipelink::object_archs(std::vector<char>(ptx.begin(), ptx.end()), pipelink::InputKind::Ptx, archs, why)) << why;
+  EXPECT_EQ(archs.at(0).name(), "sm_90a");
 }
 
 // Random corruption of a real host object's headers: refused or accepted, never a crash.
@@ -144,7 +182,7 @@ TEST(Hostile, CorruptedObjectHeaders) {
       b[at] = static_cast<char>(next());
     }
     std::string why;
-    pipelink::validate_object(b, pipelink::classify(b, obj), "sm_90a", why);
+    pipelink::validate_object(b, pipelink::classify(b, obj), why);
   }
 }
 

@@ -134,7 +134,7 @@ bool plain_link(const std::vector<std::string>& objects, const LinkOptions& opti
       continue;
     }
     const InputKind k = classify(bytes, f);
-    if (!validate_object(bytes, k, options.arch, why)) {
+    if (!validate_object(bytes, k, why)) {  // structure only: a classic link leaves the architecture to nvJitLink
       diags.error("input", "object '" + f + "' " + why);
       ok = false;
       continue;

@@ -53,11 +53,11 @@ struct Out_ab {
   enum : long long { arrive = pl::arrive_one };
   enum : unsigned { stages = 3 };
   struct tensor {  // the tensors of a stage, index = contract order
-    struct a {  // bf16 [tile_m x tile_k], row, swizzle 128B
+    struct a {  // bf16 [tile_m x tile_k], row, swizzle 128B; content follows tile m (tile_coords)
       enum : unsigned { index = 0 };
       using type = pl::bf16;
     };
-    struct b {  // bf16 [2 * tile_n x tile_k], row, swizzle 128B
+    struct b {  // bf16 [2 * tile_n x tile_k], row, swizzle 128B; content follows tile n (tile_coords)
       enum : unsigned { index = 1 };
       using type = pl::bf16;
     };

@@ -2,8 +2,8 @@
 //
 // Like gu_loader (../loader/gu_loader.cu), for every tile it streams K in tile_k-wide slices: one
 // A slice X[t.m * tile_m + (0..tile_m), k0 + (0..tile_k)] and two B blocks of tile_n rows of W,
-// rows t.n * n_step + (0..tile_n) and the same plus b_stride. The link's tile sequence gives the
-// blocks of a cluster tiles in one column (same t.n, adjacent t.m: the order is col_major), so
+// rows t.n * n_step + (0..tile_n) and the same plus b_stride. The contract says b follows n
+// (tile_coords = ["n"]): the link gives a cluster's blocks tiles with the same t.n in any order, so
 // both need the same B blocks: the block with multicast part p copies B block p into the stage of
 // every block of its group (multicast mask from the link), and its own A slice into its own stage.
 // Each block's full barrier receives A (local) + B block 0 + B block 1 (one of them from the peer):
