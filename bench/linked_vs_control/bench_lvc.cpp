@@ -399,6 +399,7 @@ constexpr unsigned kMHidden = 2048, kMInter = 768, kMExperts = 128, kMTopK = 8, 
 void run_moe(Ctx& c, const std::string& dir, const std::string& routing_cubin, const std::vector<unsigned>& Ts) {
   auto gu = load_trio(dir, "moe", "gate_up");
   auto dn = load_trio(dir, "moe", "down");
+  auto ds = load_trio(dir, "moe", "down_store");  // the layer's down: GEMM + TMA store of the rows (row_major)
   const long long gu_tn = gu->fact("tile_n"), out_rows = gu->fact("out_rows"), align = gu->fact("expert_align");
   CUmodule rmod;
   CU(cuModuleLoad(&rmod, routing_cubin.c_str()));
@@ -415,7 +416,7 @@ void run_moe(Ctx& c, const std::string& dir, const std::string& routing_cubin, c
         topk_w(size_t(T) * kMTopK * 4), topk_pos(size_t(T) * kMTopK * 4), offsets(kMExperts * 4),
         tile_expert((max_rows / kMTileM + 1) * 4), total(4), row_token(size_t(max_rows) * 4), row_weight(size_t(max_rows) * 4),
         HmL(size_t(max_rows) * kMInter * 2), HmC(size_t(max_rows) * kMInter * 2), YL(size_t(T) * kMHidden * 4),
-        YC(size_t(T) * kMHidden * 4);
+        YC(size_t(T) * kMHidden * 4), HdL(size_t(max_rows) * kMHidden * 2), HdC(size_t(max_rows) * kMHidden * 2);
     c.util.fill_bf16(X.p, size_t(T) * kMHidden, c.seed + 100 + T, 1.f);
     // Routing from random router logits (the router GEMM itself is not under test).
     c.util.fill_f32(logits.p, size_t(T) * kMExperts, c.seed + 200 + T, 1.f);
@@ -472,6 +473,20 @@ void run_moe(Ctx& c, const std::string& dir, const std::string& routing_cubin, c
       must(d.set_u32("N", kMHidden / 2), dn->name);
       must(d.set_ptr("tile_expert", tile_expert.p), dn->name);
       must(d.set_u32("M", rows), dn->name);
+      pipelink::Module& e = ds->mod[role];
+      CUtensorMap hd;
+      must(pipelink::bf16_tensor_map(hd, role == kLinked ? HdL.p : HdC.p, rows, kMHidden, kMTileM, 256, CU_TENSOR_MAP_SWIZZLE_NONE,
+                                     CU_TENSOR_MAP_L2_PROMOTION_L2_256B), "out_map");
+      must(e.set_tensormap("a_map", am), ds->name);
+      must(e.set_tensormap("out_map", hd), ds->name);
+      must(e.set_u32("K", kMInter), ds->name);
+      must(e.set_tensormap("w_map", dm), ds->name);
+      must(e.set_u32("n_step", 256), ds->name);
+      must(e.set_u32("b_stride", 128), ds->name);
+      must(e.set_u32("expert_rows", kMHidden), ds->name);
+      must(e.set_u32("N", kMHidden / 2), ds->name);
+      must(e.set_ptr("tile_expert", tile_expert.p), ds->name);
+      must(e.set_u32("M", rows), ds->name);
     }
     const std::string shape = "T=" + std::to_string(T) + " rows=" + std::to_string(rows);
     {  // gate/up: Hm [rows, 768] bf16, every row written
@@ -499,6 +514,20 @@ void run_moe(Ctx& c, const std::string& dir, const std::string& routing_cubin, c
       };
       // check_pair poisons Y (NaN); the down kernel adds into Y, so zero it after the poison.
       check_pair(c, r, YL.p, YC.p, size_t(T) * kMHidden * 4, 4, launch, before);
+      r.ref_what = "none here (bench/moe checks the layer against CPU double)";
+      finish(c, r, launch, 0);
+    }
+    {  // down_store: Hd [rows, 2048] bf16, every row written (the top-k sum is a plain kernel, not under test)
+      auto launch = [&](int role) { must(ds->mod[role].launch(grid_dn, c.s), ds->name); };
+      Result r;
+      r.family = "moe", r.kernel = "down_store", r.variant = "128x128 row_major", r.shape = shape;
+      r.grid = grid_dn, r.threads = ds->mod[0].threads(), r.smem = ds->mod[0].smem_bytes();
+      r.flops = 2.0 * T * kMTopK * kMInter * kMHidden;
+      auto before = [&] {
+        must(gu->mod[kLinked].launch(grid_gu, c.s), gu->name);
+        must(gu->mod[kControl].launch(grid_gu, c.s), gu->name);
+      };
+      check_pair(c, r, HdL.p, HdC.p, size_t(rows) * kMHidden * 2, 2, launch, before);
       r.ref_what = "none here (bench/moe checks the layer against CPU double)";
       finish(c, r, launch, 0);
     }

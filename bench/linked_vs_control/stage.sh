@@ -12,7 +12,7 @@ mkdir -p "$D/k/gemm" "$D/k/qwen_mlp" "$D/k/moe" "$D/k/transfer"
 cp "$B/bench/bench_lvc" "$B/bench/lvc_util.cubin" "$B/examples/moe/routing.cubin" "$D/"
 n=0
 for pair in gemm/gemm qwen_mlp/fused qwen_mlp/fused_medium qwen_mlp/fused_narrow qwen_mlp/fused_small qwen_mlp/gemm \
-            qwen_mlp/gemm_medium qwen_mlp/gemm_narrow qwen_mlp/gemm_small moe/gate_up moe/down transfer/transfer; do
+            qwen_mlp/gemm_medium qwen_mlp/gemm_narrow qwen_mlp/gemm_small moe/gate_up moe/down moe/down_store transfer/transfer; do
   src=$B/examples/$pair
   [ "${pair%%/*}" = transfer ] && src=$B/tests/$pair
   for s in "" _control; do
