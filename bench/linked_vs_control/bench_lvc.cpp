@@ -461,32 +461,28 @@ void run_moe(Ctx& c, const std::string& dir, const std::string& routing_cubin, c
            "a_map");
       must(pipelink::bf16_tensor_map(dm, Wd.p, size_t(kMExperts) * kMHidden, kMInter, 128, 64, CU_TENSOR_MAP_SWIZZLE_128B,
                                      CU_TENSOR_MAP_L2_PROMOTION_L2_256B), "w_map");
-      must(d.set_tensormap("a_map", am), dn->name);
+      // What both downs take: A (Hm), W_down, and the expert tiles.
+      auto down_common = [&](pipelink::Module& m, const std::string& name) {
+        must(m.set_tensormap("a_map", am), name);
+        must(m.set_u32("K", kMInter), name);
+        must(m.set_tensormap("w_map", dm), name);
+        must(m.set_u32("n_step", 256), name);
+        must(m.set_u32("b_stride", 128), name);
+        must(m.set_u32("expert_rows", kMHidden), name);
+        must(m.set_u32("N", kMHidden / 2), name);
+        must(m.set_ptr("tile_expert", tile_expert.p), name);
+        must(m.set_u32("M", rows), name);
+      };
+      down_common(d, dn->name);  // the scatter-add down: its combine adds into Y
       must(d.set_ptr("row_token", row_token.p), dn->name);
       must(d.set_ptr("y", y), dn->name);
       must(d.set_u32("hidden", kMHidden), dn->name);
-      must(d.set_u32("K", kMInter), dn->name);
-      must(d.set_tensormap("w_map", dm), dn->name);
-      must(d.set_u32("n_step", 256), dn->name);
-      must(d.set_u32("b_stride", 128), dn->name);
-      must(d.set_u32("expert_rows", kMHidden), dn->name);
-      must(d.set_u32("N", kMHidden / 2), dn->name);
-      must(d.set_ptr("tile_expert", tile_expert.p), dn->name);
-      must(d.set_u32("M", rows), dn->name);
-      pipelink::Module& e = ds->mod[role];
+      pipelink::Module& e = ds->mod[role];  // down_store: its rows to Hd
       CUtensorMap hd;
       must(pipelink::bf16_tensor_map(hd, role == kLinked ? HdL.p : HdC.p, rows, kMHidden, kMTileM, 256, CU_TENSOR_MAP_SWIZZLE_NONE,
                                      CU_TENSOR_MAP_L2_PROMOTION_L2_256B), "out_map");
-      must(e.set_tensormap("a_map", am), ds->name);
+      down_common(e, ds->name);
       must(e.set_tensormap("out_map", hd), ds->name);
-      must(e.set_u32("K", kMInter), ds->name);
-      must(e.set_tensormap("w_map", dm), ds->name);
-      must(e.set_u32("n_step", 256), ds->name);
-      must(e.set_u32("b_stride", 128), ds->name);
-      must(e.set_u32("expert_rows", kMHidden), ds->name);
-      must(e.set_u32("N", kMHidden / 2), ds->name);
-      must(e.set_ptr("tile_expert", tile_expert.p), ds->name);
-      must(e.set_u32("M", rows), ds->name);
     }
     const std::string shape = "T=" + std::to_string(T) + " rows=" + std::to_string(rows);
     {  // gate/up: Hm [rows, 768] bf16, every row written
