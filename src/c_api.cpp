@@ -152,6 +152,7 @@ int pl_options_set(pl_options* o, const char* key, const char* value, char* err,
     else if (k == "arch") opt.arch = v;
     else if (k == "cache_dir") opt.cache_dir = v;
     else if (k == "kernel_name") opt.kernel_name = v;
+    else if (k == "tile_order") opt.tile_order = v;
     else if (k == "control" || k == "save_temps" || k == "emit_ptx" || k == "verbose" || k == "pdl") {
       bool b = false;
       if (!parse_bool(value, b)) {

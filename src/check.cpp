@@ -215,18 +215,35 @@ void check_params(LinkContext& ctx) {
     }
 }
 
+// --tile-order's value: row_major, col_major or grouped:G (false if it is none of them).
+static bool parse_tile_order(const std::string& s, std::string& order, int64_t& group) {
+  if (s == "row_major" || s == "col_major") { order = s; group = 0; return true; }
+  if (s.rfind("grouped:", 0) != 0) return false;
+  const std::string g = s.substr(8);
+  if (g.empty() || g.size() > 4 || g.find_first_not_of("0123456789") != std::string::npos) return false;
+  order = "grouped";
+  group = std::stoll(g);
+  return group >= 1 && group <= 4096;
+}
+
 void check_tiles(LinkContext& ctx) {
-  const Instance* ref = nullptr;
+  const Instance* ref = nullptr;    // the first component that walks tiles: tile shape and extents
+  const Instance* named = nullptr;  // the first that names an order (not "any")
   std::set<const Contract*> compared;
   for (const Instance& in : ctx.instances) {
     const TilesDecl& t = in.contract->tiles;
     if (!t.present) continue;
+    if (t.order != "any" && !named) named = &in;
     if (!ref) { ref = &in; continue; }
     const TilesDecl& r = ref->contract->tiles;
     if (ref->contract == in.contract || !compared.insert(in.contract).second) continue;
     std::vector<std::string> diff;
-    if (t.order != r.order) diff.push_back("order " + t.order + " vs " + r.order);
-    else if (t.group != r.group) diff.push_back("group " + std::to_string(t.group) + " vs " + std::to_string(r.group));
+    // "any" agrees with every order; two named orders must be the same (checked against the first)
+    const TilesDecl& o = named ? named->contract->tiles : r;
+    if (t.order != "any" && o.order != "any" && named != &in) {
+      if (t.order != o.order) diff.push_back("order " + t.order + " vs " + o.order + " (" + named->contract->name + ")");
+      else if (t.group != o.group) diff.push_back("group " + std::to_string(t.group) + " vs " + std::to_string(o.group) + " (" + named->contract->name + ")");
+    }
     if (t.tile_m.value != r.tile_m.value || t.tile_n.value != r.tile_n.value)
       diff.push_back("tile " + std::to_string(t.tile_m.value) + "x" + std::to_string(t.tile_n.value) + " vs " +
                      std::to_string(r.tile_m.value) + "x" + std::to_string(r.tile_n.value));
@@ -237,9 +254,44 @@ void check_tiles(LinkContext& ctx) {
                                    "' walk different tile sequences: " + x, t.loc)
           .notes.push_back(ref->contract->name + " declares its sequence at " + r.loc.str());
   }
-  if (!ref) return;
-  ctx.tiles = &ref->contract->tiles;
+  if (!ref) {
+    if (!ctx.opt.tile_order.empty())
+      ctx.diags.warning("tiles", "--tile-order " + ctx.opt.tile_order + " has no effect: no component declares [tiles]", SourceLoc{});
+    return;
+  }
+  // The order: --tile-order where given (every component that names an order must name that one),
+  // else the order the contracts name, else (all say "any") row_major.
+  ctx.tiles_resolved = ref->contract->tiles;
+  ctx.tiles = &ctx.tiles_resolved;
   ctx.tiles_owner = ref;
+  if (!ctx.opt.tile_order.empty()) {
+    std::string order;
+    int64_t group = 0;
+    if (!parse_tile_order(ctx.opt.tile_order, order, group)) {
+      ctx.diags.error("tiles", "--tile-order " + ctx.opt.tile_order + ": the order is row_major, col_major or grouped:G (G tiles along m per band, 1..4096)",
+                      SourceLoc{});
+    } else {
+      std::set<const Contract*> told;
+      for (const Instance& in : ctx.instances) {
+        const TilesDecl& t = in.contract->tiles;
+        if (!t.present || t.order == "any" || !told.insert(in.contract).second) continue;
+        if (t.order != order || t.group != group)
+          ctx.diags.error("tiles", "component '" + in.contract->name + "' walks its tiles in " +
+                                       (t.order == "grouped" ? "grouped:" + std::to_string(t.group) : t.order) + " order, but --tile-order asks " +
+                                       ctx.opt.tile_order, t.loc)
+              .notes.push_back("a component whose code does not depend on the order says [tiles] order = \"any\"; the link then chooses");
+      }
+      ctx.tiles_resolved.order = order;
+      ctx.tiles_resolved.group = group;
+      ctx.tile_order_from_link = true;
+    }
+  } else if (named) {
+    ctx.tiles_resolved.order = named->contract->tiles.order;
+    ctx.tiles_resolved.group = named->contract->tiles.group;
+  } else {
+    ctx.tiles_resolved.order = "row_major";
+    ctx.tiles_resolved.group = 0;
+  }
   for (const std::string& e : {ctx.tiles->extent_m, ctx.tiles->extent_n}) {
     bool found = false;
     for (const auto& c : ctx.contracts)

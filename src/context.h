@@ -168,7 +168,9 @@ struct LinkContext {
   int entry_registers = 0;     // register cap at entry (launch bounds)
   std::vector<ParamSlot> params;
   unsigned tmap_slots = 0, word_slots = 0;
-  const TilesDecl* tiles = nullptr;   // the one tile sequence
+  const TilesDecl* tiles = nullptr;   // the one tile sequence (order resolved: never "any")
+  TilesDecl tiles_resolved;           // what `tiles` points to when the order is the link's choice
+  bool tile_order_from_link = false;  // --tile-order chose it
   const Instance* tiles_owner = nullptr;
   // check_link (check_cluster): the thread-block cluster every component agrees on; size 1 = none.
   const ClusterDecl* cluster = nullptr;

@@ -155,7 +155,7 @@ std::string render_map(const LinkContext& ctx) {
 
   o << "\n== tile sequence\n";
   if (ctx.tiles)
-    o << "  " << ctx.tiles->order << ", tile " << ctx.tiles->tile_m.value << "x" << ctx.tiles->tile_n.value << " over ["
+    o << "  " << ctx.tiles->order << (ctx.tile_order_from_link ? " (--tile-order)" : "") << ", tile " << ctx.tiles->tile_m.value << "x" << ctx.tiles->tile_n.value << " over ["
       << ctx.tiles->extent_m << ", " << ctx.tiles->extent_n << "], "
       << (ctx.tiles->order == "grouped" ? "bands of " + std::to_string(ctx.tiles->group) + " tiles along m (m fastest within a band), "
                                         : std::string())

@@ -604,8 +604,8 @@ struct Reader {
       d.loc = at(t);
       known_keys(*t, "[tiles]", {"order", "tile", "extent", "group"});
       d.order = str(*t, "order", "[tiles]", false, "row_major");
-      if (d.order != "row_major" && d.order != "col_major" && d.order != "grouped")
-        err(t->get("order"), "[tiles] order must be 'row_major', 'col_major' or 'grouped'");
+      if (d.order != "row_major" && d.order != "col_major" && d.order != "grouped" && d.order != "any")
+        err(t->get("order"), "[tiles] order must be 'row_major', 'col_major', 'grouped' or 'any' (the link chooses: --tile-order)");
       if (d.order == "grouped") {
         d.group = integer(*t, "group").value_or(0);
         if (d.group < 1 || d.group > 4096)

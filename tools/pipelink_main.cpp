@@ -2,7 +2,7 @@
 // library (include/pipelink/pipelink.h).
 //
 //   pipelink link  <contract.toml>... -o out.cubin [--map out.map] [--map-svg out.svg] [-arch=sm_90a] [-L dir] [--connect PORT=PIPE]
-//                  [--save-temps] [--emit-ptx] [--control] [--pdl] [--kernel-name NAME] [-I dir] [-D NAME[=V]] [-v]
+//                  [--save-temps] [--emit-ptx] [--control] [--pdl] [--tile-order ORDER] [--kernel-name NAME] [-I dir] [-D NAME[=V]] [-v]
 //   pipelink check <contract.toml>... [--map out.map] [--map-svg out.svg] [-arch=sm_90a] [--connect PORT=PIPE] [--pdl]
 //   pipelink compile <component.cu> -o out.ltoir [-arch=sm_90a] [-I dir] [-D NAME[=V]]
 //   pipelink header <contract.toml>... -o <name>.contract.h
@@ -84,6 +84,9 @@ int run(int argc, char** argv) {
                          "component role, then lets the next grid launch; the map and manifest say pdl, and the runtime launches "
                          "with the programmatic-stream-serialization attribute";
   link->add_flag("--pdl", opt.pdl, pdl_help);
+  const char* order_help = "the tile sequence's order: row_major, col_major or grouped:G (G tiles along m per band); components "
+                           "whose [tiles] say order = \"any\" follow it, one that names another order refuses the link";
+  link->add_option("--tile-order", opt.tile_order, order_help);
   link->add_option("--kernel-name", opt.kernel_name, "name of the generated __global__ entry");
   link->add_option("--cache-dir", opt.cache_dir,
                    "reuse NVRTC output (the generated unit, the conformance probe) from this directory, keyed by a hash of "
@@ -96,6 +99,7 @@ int run(int argc, char** argv) {
   check->add_option("--map-svg", opt.map_svg_path, "write the link map as a picture (SVG)");
   repeatable(check->add_option("--connect", connects, "PORT=PIPE: ports named PORT join pipe PIPE (repeatable)"));
   check->add_flag("--pdl", opt.pdl, pdl_help);
+  check->add_option("--tile-order", opt.tile_order, order_help);
   common(check);
 
   CLI::App* compile = app.add_subcommand("compile", "compile a component source to LTO-IR with NVRTC");

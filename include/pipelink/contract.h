@@ -132,7 +132,7 @@ struct AssertDecl {
 
 struct TilesDecl {
   bool present = false;
-  std::string order = "row_major";   // row_major | col_major | grouped
+  std::string order = "row_major";   // row_major | col_major | grouped | any (the link's choice: --tile-order)
   int64_t group = 0;                  // grouped: tiles along m per band (a multiple of the cluster)
   Quantity tile_m, tile_n;
   std::string extent_m, extent_n;

@@ -37,6 +37,11 @@ struct LinkOptions {
   // then `griddepcontrol.launch_dependents`; the manifest and the map say `pdl`, so the runtime
   // launches with CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION. The control gets the same.
   bool pdl = false;
+  // --tile-order ORDER: the order of the link's one tile sequence, row_major, col_major or
+  // grouped:G. Components whose [tiles] say order = "any" walk whatever the link chooses; one that
+  // names an order refuses any other ([tiles] rule). "" = the order the contracts name (row_major
+  // when every one says "any").
+  std::string tile_order;
   bool emit_ptx = false;            // keep the linked PTX in the result (always kept with save_temps)
   bool save_temps = false;          // keep generated source (and PTX) next to the output
   bool verbose = false;             // pass timings and toolchain logs to stderr

@@ -191,6 +191,22 @@ class LinkFromPython(unittest.TestCase):
         with self.assertRaises(TypeError):
             pipelink.check(GEMM, pdl=1)
 
+    def test_tile_order(self):
+        # tile_order is `--tile-order`: the MoE down_store link's four contracts say order = "any"
+        # and the link chooses row_major; a contract that names col_major refuses another order.
+        moe = SRC / "examples" / "moe"
+        parts = [moe / "dispatch/a_loader.toml", moe / "gemm/w_loader.toml", moe / "gemm/mma_down.toml",
+                 moe / "gemm/mma_down.toml", SRC / "examples/qwen_mlp/store/contract.toml"]
+        c = pipelink.check(parts, connect={"out": "acc"}, tile_order="row_major")
+        self.assertIn("\n  row_major (--tile-order), tile 128x128", c.map)
+        c = pipelink.check(parts, connect={"out": "acc"})
+        self.assertIn("\n  row_major, tile 128x128", c.map)  # every contract says "any": row_major
+        with self.assertRaises(pipelink.LinkError) as cm:
+            pipelink.check(parts[:-1] + [moe / "combine/contract.toml"], connect={"out": "acc"}, tile_order="row_major")
+        self.assertIn("'moe_combine' walks its tiles in col_major order, but --tile-order asks row_major", str(cm.exception))
+        with self.assertRaises(TypeError):
+            pipelink.check(parts, tile_order=1)
+
     def test_function_launch_pdl_argument(self):
         # Function.launch(..., pdl=True) asks the runtime for the programmatic-stream-serialization
         # attribute (plrt_function_launch_ex with PLRT_LAUNCH_PDL); the default asks for none; a
