@@ -382,6 +382,10 @@ bool check_object_arch(LinkContext& ctx, const Contract& c, const std::string& p
   Diagnostic& d = ctx.diags.error(
       "target", "component '" + c.name + "': object '" + path + "' " +
                     (fat ? "holds " + join(wrong) + (all.size() > wrong.size() ? " (its fatbin: " + join(all) + ")" : std::string())
+                     : archs.size() > 1
+                         // PTX with several .target directives: ptxas assembles it for the last one.
+                         ? "has " + std::to_string(archs.size()) + " .target directives, " + join(all) +
+                               " (ptxas assembles the file for the last one)"
                          : "is " + wrong.front()) +
                     ", but the link's target is " + t,
       c.object_loc);

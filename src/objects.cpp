@@ -231,6 +231,7 @@ std::string ptx_without_comments(const std::string& t) {
       while (i < t.size() && t[i] != '\n') ++i;
     } else if (t.compare(i, 2, "/*") == 0) {
       const size_t e = t.find("*/", i + 2);
+      o += ' ';  // a comment separates tokens, as whitespace does
       for (size_t k = i; k < (e == std::string::npos ? t.size() : e); ++k) if (t[k] == '\n') o += '\n';
       i = e == std::string::npos ? t.size() : e + 2;
     } else {
@@ -253,31 +254,48 @@ bool parse_sm(const std::string& s, CodeArch& a) {
   return true;
 }
 
-// The .target directive of PTX (outside comments): ".target sm_90a" or ".target sm_90a, debug".
-bool ptx_arch(const std::vector<char>& b, CodeArch& a, std::string& why) {
-  std::istringstream ls(ptx_without_comments(std::string(b.begin(), b.end())));
-  for (std::string line; std::getline(ls, line);) {
-    size_t p = line.find_first_not_of(" \t\r");
-    if (p == std::string::npos || line.compare(p, 7, ".target") != 0 || p + 7 >= line.size() ||
-        (line[p + 7] != ' ' && line[p + 7] != '\t'))
-      continue;
-    std::string list = line.substr(p + 8);
+// Every .target directive of PTX (outside comments and strings): ".target sm_90a" or ".target
+// sm_90a, debug", wherever it stands on its line (PTX is free-form: ".version 8.8 .target sm_80"
+// and a form feed before the directive are PTX too). ptxas takes a file with several .target
+// directives and assembles it for the LAST one (ptxas 13.0: ".target sm_90a" then ".target sm_80"
+// is sm_80 code, setmaxnreg refused), so every one is returned and the rule holds for each.
+bool ptx_archs(const std::vector<char>& b, std::vector<CodeArch>& out, std::string& why) {
+  std::string t = ptx_without_comments(std::string(b.begin(), b.end()));
+  for (size_t i = 0; i < t.size(); ++i)  // blank strings (.file names): a ".target" there is text
+    if (t[i] == '"') {
+      size_t e = i + 1;
+      while (e < t.size() && t[e] != '"' && t[e] != '\n') t[e++] = ' ';
+      i = e;
+    }
+  auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; };
+  const size_t before = out.size();
+  for (size_t p = t.find(".target"); p != std::string::npos; p = t.find(".target", p + 7)) {
+    if ((p > 0 && !space(t[p - 1])) || p + 7 >= t.size() || !space(t[p + 7])) continue;
+    // The target list: comma-separated, up to the end of the line or the next directive.
+    size_t e = t.find('\n', p);
+    std::string list = t.substr(p + 8, (e == std::string::npos ? t.size() : e) - p - 8);
     std::replace(list.begin(), list.end(), ',', ' ');
     std::istringstream ts(list);
     std::string shown;
+    bool found = false;
     for (std::string tok; ts >> tok;) {
+      if (tok[0] == '.') break;
       if (tok.back() == ';') tok.pop_back();
       if (tok.rfind("sm_", 0) == 0 || tok.rfind("compute_", 0) == 0) {
+        CodeArch a;
         a.kind = "PTX";
-        if (parse_sm(tok, a)) return true;
-        shown = tok;
+        if (!parse_sm(tok, a)) { shown = tok; continue; }
+        out.push_back(a);
+        found = true;
       }
     }
-    why = shown.empty() ? "has a .target directive that names no sm_ target" : "is PTX for an unknown target '" + shown + "'";
-    return false;
+    if (!found) {
+      why = shown.empty() ? "has a .target directive that names no sm_ target" : "is PTX for an unknown target '" + shown + "'";
+      return false;
+    }
   }
-  why = "has no .target directive outside comments";
-  return false;
+  if (out.size() == before) { why = "has no .target directive outside comments"; return false; }
+  return true;
 }
 
 // NVVM LTO-IR (NVRTC -dlto, pipelink compile): a header whose fields, from the 16-bit offset at
@@ -383,12 +401,7 @@ bool object_archs(const std::vector<char>& b, InputKind kind, std::vector<CodeAr
       out.push_back(a);
       return true;
     }
-    case InputKind::Ptx: {
-      CodeArch a;
-      if (!ptx_arch(b, a, why)) return false;
-      out.push_back(a);
-      return true;
-    }
+    case InputKind::Ptx: return ptx_archs(b, out, why);
     case InputKind::Fatbin: return valid_fatbin(b, 0, b.size(), why) && fatbin_archs(b, 0, out, why);
     case InputKind::Object: {
       std::vector<std::pair<uint64_t, uint64_t>> fatbins;

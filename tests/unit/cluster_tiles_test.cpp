@@ -61,10 +61,11 @@ std::string contracts(const Config& k, const std::filesystem::path& dir) {
 TEST(ClusterTiles, MulticastGroupsShareTheCoordinateTheirTensorFollows) {
   std::vector<Config> configs;
   for (const char* order : {"row_major", "col_major", "grouped"})
-    for (int cluster : {2, 4})
-      for (int multicast : {2, cluster})
+    for (int cluster : {2, 4, 8})      // red team 4: clusters of 8, groups of 2 and 4 inside them,
+      for (int multicast : {2, 4, 8})  // bands of 5, 8, 12 and 16 tiles
         for (const char* coords : {"n", "m", ""})
-          for (int group : {0, 4, 3}) {
+          for (int group : {0, 4, 3, 5, 8, 12, 16}) {
+            if (multicast > cluster) continue;
             const bool grouped = std::string(order) == "grouped";
             if (grouped != (group != 0)) continue;
             // ranks along m in a grouped order need bands that split into clusters (refused otherwise)
@@ -95,8 +96,8 @@ TEST(ClusterTiles, MulticastGroupsShareTheCoordinateTheirTensorFollows) {
 int main() {
   int bad = 0;
   for (const Config& c : configs)
-    for (unsigned tm = 0; tm <= 7; ++tm)
-      for (unsigned tn = 0; tn <= 7; ++tn)
+    for (unsigned tm = 0; tm <= 17; ++tm)  // past two clusters of 8 along either coordinate
+      for (unsigned tn = 0; tn <= 17; ++tn)
         for (unsigned clusters = 1; clusters <= 4; ++clusters) {
           pl::Args args{};
           args.word[0] = tm * 128u - (tm ? 5u : 0u);  // M, N: not multiples of the tile

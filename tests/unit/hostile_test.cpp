@@ -164,6 +164,23 @@ TEST(ObjectArch, ReadsTheExampleObjectsAndMatchesTheTarget) {
   const std::string ptx = "// .target sm_80\n.version 8.8\n/* .target sm_75 */ .target sm_90a, debug\n.address_size 64\n";
   ASSERT_TRUE(pipelink::object_archs(std::vector<char>(ptx.begin(), ptx.end()), pipelink::InputKind::Ptx, archs, why)) << why;
   EXPECT_EQ(archs.at(0).name(), "sm_90a");
+  // Red team 4: ptxas assembles a file with several .target directives for the last one, so each
+  // is read; a directive after another on its line, or after a form feed, is still a directive;
+  // one inside a string (.file) is not.
+  const struct { const char* ptx; const char* archs; } cases[] = {
+      {".version 8.8\n.target sm_90a\n.target sm_80\n.address_size 64\n", "sm_90a sm_80"},
+      {".version 8.8 .target sm_80 .address_size 64\n", "sm_80"},
+      {".version 8.8\n\f.target sm_80\n.address_size 64\n", "sm_80"},
+      {".version 8.8\n.target sm_90a\n.file 1 \" .target sm_80\"\n.address_size 64\n", "sm_90a"},
+      {".version 8.8\n.target sm_90a/* c */.target sm_80\n", "sm_90a sm_80"},
+  };
+  for (const auto& c : cases) {
+    const std::string p = c.ptx;
+    ASSERT_TRUE(pipelink::object_archs(std::vector<char>(p.begin(), p.end()), pipelink::InputKind::Ptx, archs, why)) << why << "\n" << p;
+    std::string got;
+    for (const CodeArch& a : archs) got += (got.empty() ? "" : " ") + a.name();
+    EXPECT_EQ(got, c.archs) << p;
+  }
 }
 
 // Random corruption of a real host object's headers: refused or accepted, never a crash.
