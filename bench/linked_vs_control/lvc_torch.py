@@ -31,6 +31,17 @@ import pipelink  # noqa: E402
 QH, KVH, HD, KV_TILE, HIDDEN, FFN, VOCAB = 32, 8, 64, 64, 2048, 8192, 128256
 
 
+def kv_swizzle(map_path):
+    """The swizzle of the kv pipe's tensors, as the link's map states it: the host's K / V tensor
+    maps must match it."""
+    import re  # noqa: PLC0415
+    with open(map_path) as f:
+        m = re.search(r"tensor k bf16\[\d+x\d+\] row/(\S+)", f.read())
+    if not m:
+        raise ValueError(f"{map_path}: no kv tensor line")
+    return m.group(1)
+
+
 def trio(kdir, family, name):
     p = lambda n: (os.path.join(kdir, family, n + ".cubin"), os.path.join(kdir, family, n + ".map"))  # noqa: E731
     return pipelink.Kernel(*p(name)), pipelink.Kernel(*p(name + "_control")), pipelink.Kernel(*p(name + "_control"))
@@ -81,7 +92,7 @@ def attention_configs(kdir, rounds, seed, log):
             V = torch.randn(rows, HD, generator=g, device="cuda").to(torch.bfloat16)
             q = (torch.randn(Bt, QH, HD, generator=g, device="cuda") * 2.0).to(torch.bfloat16)
             S = sel.params(variant, B=Bt, L=L, kv_heads=KVH, sms=sms)["S"]
-            sw = "128B"
+            sw = kv_swizzle(ks[0].map_path)
             maps = (pipelink.tensor_map(K, box=(KV_TILE, HD), swizzle=sw), pipelink.tensor_map(V, box=(KV_TILE, HD), swizzle=sw))
             outs = [torch.empty(Bt, QH * HD, device="cuda", dtype=torch.bfloat16) for _ in range(3)]
             cnt = torch.zeros(Bt * KVH, device="cuda", dtype=torch.int32)
