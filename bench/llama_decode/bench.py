@@ -35,8 +35,14 @@ MODES = ("a", "b", "selected", "torch")
 # The step with the rest linked (decode.LinkedStep): attention variant + gemms ("linked": the
 # gate/up + SwiGLU and the lm_head are the linked Qwen kernels; "cublas": they stay cuBLAS with
 # the plain silu_mul kernel). "rest_none": the linked-rest step without attention.
-REST_MODES = {"a_rest": ("a", "linked"), "b_rest": ("b", "linked"), "selected_rest": ("selected", "linked"),
-              "selected_rest_cublas": ("selected", "cublas")}
+# "*_sk": the same with the QKV, O and down projections as the linked split-K GEMM
+# (decode.LinkedStep(proj="linked")) instead of cuBLAS; "revised_sk": its attention chosen by
+# select_revised.json instead of select.json; "rest_none_sk": the split-K step without attention.
+REST_MODES = {"a_rest": ("a", "linked", "cublas"), "b_rest": ("b", "linked", "cublas"),
+              "selected_rest": ("selected", "linked", "cublas"), "selected_rest_cublas": ("selected", "cublas", "cublas"),
+              "a_sk": ("a", "linked", "linked"), "b_sk": ("b", "linked", "linked"),
+              "selected_sk": ("selected", "linked", "linked"), "revised_sk": ("revised", "linked", "linked")}
+NONE_MODES = {"rest_none": "cublas", "rest_none_sk": "linked"}
 # The same with programmatic dependent launch (decode.LinkedStep(pdl=True): rest_pdl.cubin, the
 # --pdl links, select_pdl.json); "rest_none_pdl": without attention. Timed in the same process,
 # interleaved with the others.
@@ -95,7 +101,15 @@ def copy_bandwidth(torch):
     return 2 * n / statistics.median(ts)
 
 
-def point(torch, model, sel, cache, B, ctx, reps, inner, log, check=True, kdir="", sel_pdl=None):
+def attention(sels, pdl, am, cache):
+    """A linked attention of mode am ("a", "b", "selected": select.json's; "revised":
+    select_revised.json's selected variant), from the tables with or without PDL."""
+    if am == "revised":
+        return D.PipeLinkAttention(sels[("revised", pdl)], cache, mode="selected")
+    return D.PipeLinkAttention(sels[("select", pdl)], cache, mode=am)
+
+
+def point(torch, model, sel, cache, B, ctx, reps, inner, log, check=True, kdir="", sel_pdl=None, sels=None):
     pos = ctx - 1
     tok = torch.randint(0, D.VOCAB, (B,), device="cuda")
     attns = {m: D.PipeLinkAttention(sel, cache, mode=m) for m in MODES[:3]}
@@ -107,11 +121,12 @@ def point(torch, model, sel, cache, B, ctx, reps, inner, log, check=True, kdir="
         graphs[m], outs[m] = capture(torch, lambda m=m: model.step(tok, pos, cache, attns[m]))
     rests = {}
     if kdir:
-        for m, (am, gemms) in REST_MODES.items():
-            attns[m] = D.PipeLinkAttention(sel, cache, mode=am)
-            rests[m] = D.LinkedStep(model, kdir, B, cache, gemms=gemms)
-        attns["rest_none"] = attns["none"]
-        rests["rest_none"] = D.LinkedStep(model, kdir, B, cache, gemms="linked")
+        for m, (am, gemms, proj) in REST_MODES.items():
+            attns[m] = attention(sels, False, am, cache)
+            rests[m] = D.LinkedStep(model, kdir, B, cache, gemms=gemms, proj=proj)
+        for m, proj in NONE_MODES.items():
+            attns[m] = attns["none"]
+            rests[m] = D.LinkedStep(model, kdir, B, cache, gemms="linked", proj=proj)
         for m in rests:
             graphs[m], outs[m] = capture(torch, lambda m=m: rests[m].step(tok, pos, attns[m]))
     row = dict(B=B, ctx=ctx)
@@ -119,19 +134,20 @@ def point(torch, model, sel, cache, B, ctx, reps, inner, log, check=True, kdir="
     if kdir and sel_pdl is not None:
         # A failure here (e.g. a capture the driver refuses) is recorded and leaves the other modes' results.
         try:
-            for m, (am, gemms) in PDL_MODES.items():
-                attns[m] = D.PipeLinkAttention(sel_pdl, cache, mode=am)
-                rests[m] = D.LinkedStep(model, kdir, B, cache, gemms=gemms, pdl=True)
-            attns["rest_none_pdl"] = attns["none"]
-            rests["rest_none_pdl"] = D.LinkedStep(model, kdir, B, cache, gemms="linked", pdl=True)
-            for m in list(PDL_MODES) + ["rest_none_pdl"]:
+            for m, (am, gemms, proj) in PDL_MODES.items():
+                attns[m] = attention(sels, True, am, cache)
+                rests[m] = D.LinkedStep(model, kdir, B, cache, gemms=gemms, pdl=True, proj=proj)
+            for m, proj in NONE_MODES.items():
+                attns[m + "_pdl"] = attns["none"]
+                rests[m + "_pdl"] = D.LinkedStep(model, kdir, B, cache, gemms="linked", pdl=True, proj=proj)
+            for m in list(PDL_MODES) + [x + "_pdl" for x in NONE_MODES]:
                 graphs[m], outs[m] = capture(torch, lambda m=m: rests[m].step(tok, pos, attns[m]))
                 pdl_modes.append(m)
         except Exception as e:  # noqa: BLE001
             row["pdl_error"] = f"{type(e).__name__}: {e}"
             log(f"  B={B} ctx={ctx}: PDL modes failed: {row['pdl_error']}")
             torch.cuda.synchronize()
-            for m in list(PDL_MODES) + ["rest_none_pdl"]:
+            for m in list(PDL_MODES) + [x + "_pdl" for x in NONE_MODES]:
                 if m not in pdl_modes:
                     graphs.pop(m, None)
                     outs.pop(m, None)
@@ -251,6 +267,9 @@ def main() -> int:
     os.makedirs(a.out, exist_ok=True)
     sel = pipelink.Selection(os.path.join(a.kernels, "select.json"))
     sel_pdl = None if a.no_rest or a.no_pdl else D.selection(a.kernels, pdl=True)
+    sels = {("select", False): sel, ("select", True): sel_pdl,
+            ("revised", False): pipelink.Selection(os.path.join(a.kernels, "select_revised.json")),
+            ("revised", True): None if sel_pdl is None else D.selection(a.kernels, pdl=True, table="select_revised")}
     with open(os.path.join(a.kernels, "select.json")) as f:
         table = json.load(f)
     torch.manual_seed(2026)
@@ -270,7 +289,7 @@ def main() -> int:
     for B in ([] if a.sweep_only else (int(x) for x in a.B.split(","))):
         cache = D.alloc_cache(B, 4096)
         for ctx in (16, 4096):
-            row = point(torch, model, sel, cache, B, ctx, a.reps, a.inner, log, kdir=kdir, sel_pdl=sel_pdl)
+            row = point(torch, model, sel, cache, B, ctx, a.reps, a.inner, log, kdir=kdir, sel_pdl=sel_pdl, sels=sels)
             row["kv_bytes"] = kv_bytes(B, ctx)
             row["floor_ms"] = (wbytes + row["kv_bytes"]) / bw * 1e3
             res["points"].append(row)
@@ -284,7 +303,7 @@ def main() -> int:
     if not a.no_sweep:
         cache = D.alloc_cache(1, 8192)
         for ctx in (16, 64, 256, 512, 1024, 2048, 4096, 8192):
-            row = point(torch, model, sel, cache, 1, ctx, max(5, a.reps // 2), a.inner, log, check=True, kdir=kdir, sel_pdl=sel_pdl)
+            row = point(torch, model, sel, cache, 1, ctx, max(5, a.reps // 2), a.inner, log, check=True, kdir=kdir, sel_pdl=sel_pdl, sels=sels)
             row["kv_bytes"] = kv_bytes(1, ctx)
             row["floor_ms"] = (wbytes + row["kv_bytes"]) / bw * 1e3
             res["sweep"].append(row)

@@ -286,8 +286,9 @@ _KERNEL_CACHE = {}
 
 
 def _kernels(kdir: str, pdl: bool = False):
-    """The plain kernels (rest.cubin) and the linked Qwen GEMM kernels (fused_small: gate/up +
-    SwiGLU epilogue; gemm_small: the same loader, main loop and store, out=acc), loaded once.
+    """The plain kernels (rest.cubin), the linked Qwen GEMM kernels (fused_small: gate/up +
+    SwiGLU epilogue; gemm_small: the same loader, main loop and store, out=acc) and the linked
+    split-K GEMMs (splitk: k_chunk 512, splitk_k1024: 1024; components/splitk), loaded once.
     pdl=True: their programmatic-dependent-launch builds (rest_pdl.cubin: the same kernels with
     griddepcontrol.wait first; fused_small_pdl / gemm_small_pdl: linked with --pdl)."""
     import pipelink  # noqa: PLC0415
@@ -298,20 +299,24 @@ def _kernels(kdir: str, pdl: bool = False):
         _KERNEL_CACHE[key] = dict(
             norm=plain_function(rest, "llama_add_rmsnorm", ["ptr", "ptr", "ptr", "ptr", "ptr", "ptr", "u32"]),
             rope=plain_function(rest, "llama_rope_append", ["ptr", "ptr", "ptr", "u32", "ptr", "ptr", "ptr", "u32"]),
+            norm32=plain_function(rest, "llama_add_rmsnorm_f32", ["ptr", "ptr", "ptr", "ptr", "ptr", "ptr", "u32"]),
+            rope32=plain_function(rest, "llama_rope_append_f32", ["ptr", "ptr", "ptr", "u32", "ptr", "ptr", "ptr", "u32"]),
             silu=plain_function(rest, "llama_silu_mul", ["ptr", "ptr", "u32"]),
             fused=pipelink.Kernel(os.path.join(kdir, f"fused_small{sfx}.cubin"), os.path.join(kdir, f"fused_small{sfx}.map")),
-            gemm=pipelink.Kernel(os.path.join(kdir, f"gemm_small{sfx}.cubin"), os.path.join(kdir, f"gemm_small{sfx}.map")))
-        for n in ("fused", "gemm"):
+            gemm=pipelink.Kernel(os.path.join(kdir, f"gemm_small{sfx}.cubin"), os.path.join(kdir, f"gemm_small{sfx}.map")),
+            sk512=pipelink.Kernel(os.path.join(kdir, f"splitk{sfx}.cubin"), os.path.join(kdir, f"splitk{sfx}.map")),
+            sk1024=pipelink.Kernel(os.path.join(kdir, f"splitk_k1024{sfx}.cubin"), os.path.join(kdir, f"splitk_k1024{sfx}.map")))
+        for n in ("fused", "gemm", "sk512", "sk1024"):
             if getattr(_KERNEL_CACHE[key][n], "pdl", False) != pdl:
                 raise ValueError(f"{n}: the cubin's manifest says pdl={not pdl}, wanted pdl={pdl}")
     return _KERNEL_CACHE[key]
 
 
-def selection(kdir: str, pdl: bool = False):
+def selection(kdir: str, pdl: bool = False, table: str = "select"):
     """The attention variants' selection table: select.json, or select_pdl.json (the same rules,
-    the variants linked with --pdl)."""
+    the variants linked with --pdl); table="select_revised": select_revised(_pdl).json."""
     import pipelink  # noqa: PLC0415
-    sel = pipelink.Selection(os.path.join(kdir, "select_pdl.json" if pdl else "select.json"))
+    sel = pipelink.Selection(os.path.join(kdir, f"{table}_pdl.json" if pdl else f"{table}.json"))
     for name in sel.variants:
         if getattr(sel.kernel(name), "pdl", False) != pdl:
             raise ValueError(f"attention variant {name}: the cubin's manifest says pdl={not pdl}, wanted pdl={pdl}")
@@ -335,16 +340,24 @@ class LinkedStep:
     kernel that is not cuBLAS (the plain kernels from rest_pdl.cubin launched with pdl=True, the
     linked Qwen kernels linked with --pdl; give it an attention from selection(kdir, pdl=True)):
     each may start while its predecessor ends and waits (griddepcontrol.wait) before touching
-    memory. The cuBLAS GEMMs are launched as before (a normal dependency). The QKV, O and down
-    GEMMs stay in cuBLAS: the linked GEMM has no split-K, so N = 3072 / 2048 would give it 10-15 tiles of 64 x 208 (10-15 SMs).
+    memory. The cuBLAS GEMMs are launched as before (a normal dependency).
+    proj="linked": the QKV, O and down GEMMs are the linked split-K GEMM (components/splitk:
+    sk_loader + sk_mma + sk_red; k_chunk 512 for K = 2048, 1024 for the down projection's 8192)
+    instead of cuBLAS. Each adds its f32 partial tiles into an f32 buffer (qkv32, d32) that the
+    next kernel reads through the _f32 variants of rope_append / add_rmsnorm, which round each
+    value to bf16 (what the bf16 cuBLAS output holds) and zero the buffer for the next GEMM. Those
+    two buffers start at zero and are zero again after every step; poison() leaves them so.
     All buffers are fixed (allocated here), so the step can be captured in one CUDA graph."""
 
-    def __init__(self, model, kdir: str, B: int, cache, gemms: str = "linked", pdl: bool = False) -> None:
+    def __init__(self, model, kdir: str, B: int, cache, gemms: str = "linked", pdl: bool = False,
+                 proj: str = "cublas") -> None:
         import pipelink  # noqa: PLC0415
         torch = _torch()
         if gemms not in ("linked", "cublas"):
             raise ValueError(f"gemms = {gemms!r}")
-        self.m, self.B, self.gemms, self.pdl = model, B, gemms, pdl
+        if proj not in ("linked", "cublas"):
+            raise ValueError(f"proj = {proj!r}")
+        self.m, self.B, self.gemms, self.pdl, self.proj = model, B, gemms, pdl, proj
         self.K, self.V = cache
         self.max_ctx = self.K.shape[3]
         self.k = _kernels(kdir, pdl)
@@ -373,30 +386,86 @@ class LinkedStep:
                                  w_map=pipelink.tensor_map(model.embed, box=(gn, gk), swizzle="128B", l2_promotion="256B"),
                                  out_map=pipelink.tensor_map(self.logits, box=(gm, 2 * gn), swizzle="none", l2_promotion="none"),
                                  K=HIDDEN, M=B, N=half, n_step=2 * gn, b_stride=gn)
+        if proj == "linked":
+            fp = dict(device="cuda", dtype=torch.float32)
+            self.qkv32 = torch.zeros(B, QH * HD + 2 * KVH * HD, **fp)
+            self.d32 = torch.zeros(B, HIDDEN, **fp)
+            sk = self.k["sk512"]
+            self.sk_tm, self.sk_tk = sk.fact("tile_m"), sk.fact("tile_k")
+            if B > self.sk_tm:
+                raise ValueError(f"the split-K GEMM takes at most {self.sk_tm} rows (tile_m), B = {B}")
+            self._sk_x = {}
+            self.sk_qkv = [self._splitk("sk512", self.h, w, self.qkv32) for w in model.wqkv]
+            self.sk_o = [self._splitk("sk512", None, w, self.d32) for w in model.wo]
+            self.sk_down = [self._splitk("sk1024", self.H, w, self.d32) for w in model.wd]
+
+    def _xmap(self, x):
+        """X's tensor map for the split-K GEMM (all of X's rows in one box of tile_m rows)."""
+        import pipelink  # noqa: PLC0415
+        key = (x.data_ptr(), tuple(x.shape))
+        if key not in self._sk_x:
+            self._sk_x[key] = pipelink.tensor_map(x, box=(self.sk_tm, self.sk_tk), swizzle="128B", l2_promotion="256B")
+        return self._sk_x[key]
+
+    def _splitk(self, which: str, x, w, y):
+        """One split-K GEMM y (f32, += ) = x · w^T: its kernel, grid and parameters (x_map filled in
+        at launch where x is None: the attention's output)."""
+        import pipelink  # noqa: PLC0415
+        kern = self.k[which]
+        N, K = w.shape
+        kc, tn = kern.fact("k_chunk"), kern.fact("tile_n")
+        if K % kc or N % tn or y.shape != (self.B, N):
+            raise ValueError(f"split-K GEMM {which}: K = {K}, N = {N}, y {tuple(y.shape)} (k_chunk {kc}, tile_n {tn})")
+        params = dict(w_map=pipelink.tensor_map(w, box=(tn, self.sk_tk), swizzle="128B", l2_promotion="256B"),
+                      K=K, N=N, M=self.B, y=y)
+        if x is not None:
+            params["x_map"] = self._xmap(x)
+        return kern, min(self.sms, (K // kc) * (N // tn)), params
 
     def poison(self) -> None:
         for t in (self.x, self.h, self.qkv, self.q, self.d, self.H, self.logits):
             t.fill_(float("nan"))
+        if self.proj == "linked":  # split-K accumulators: they must hold zeros, and do after a step
+            self.qkv32.zero_()
+            self.d32.zero_()
+
+    def _sk(self, spec, x=None) -> None:
+        kern, grid, params = spec
+        if x is not None:
+            params = dict(params, x_map=self._xmap(x))
+        kern.launch(grid, **params)
 
     def step(self, tok, pos: int, attn):
         torch = _torch()
         m, k, B, pdl = self.m, self.k, self.B, self.pdl
+        lp = self.proj == "linked"
+        norm, d = (k["norm32"], self.d32) if lp else (k["norm"], self.d)
         k["norm"].launch(B, 256, self.x, self.x, m.ln1[0], self.h, tok, m.embed, 2, pdl=pdl)
         for l in range(LAYERS):
             if l > 0:
-                k["norm"].launch(B, 256, self.x, self.d, m.ln1[l], self.h, tok, m.embed, 1, pdl=pdl)
-            torch.mm(self.h, m.wqkv[l].t(), out=self.qkv)
-            k["rope"].launch(B, 256, self.qkv, m.cos, m.sin, pos, self.q, self.K[l], self.V[l], self.max_ctx, pdl=pdl)
+                norm.launch(B, 256, self.x, d, m.ln1[l], self.h, tok, m.embed, 1, pdl=pdl)
+            if lp:
+                self._sk(self.sk_qkv[l])
+                k["rope32"].launch(B, 256, self.qkv32, m.cos, m.sin, pos, self.q, self.K[l], self.V[l], self.max_ctx, pdl=pdl)
+            else:
+                torch.mm(self.h, m.wqkv[l].t(), out=self.qkv)
+                k["rope"].launch(B, 256, self.qkv, m.cos, m.sin, pos, self.q, self.K[l], self.V[l], self.max_ctx, pdl=pdl)
             o = attn(l, self.q, pos + 1)
-            torch.mm(o, m.wo[l].t(), out=self.d)
-            k["norm"].launch(B, 256, self.x, self.d, m.ln2[l], self.h, tok, m.embed, 1, pdl=pdl)
+            if lp:
+                self._sk(self.sk_o[l], x=o)
+            else:
+                torch.mm(o, m.wo[l].t(), out=self.d)
+            norm.launch(B, 256, self.x, d, m.ln2[l], self.h, tok, m.embed, 1, pdl=pdl)
             if self.gemms == "linked":
                 k["fused"].launch(self.f_grid, w_map=self.f_w[l], **self.f_common)
             else:
                 torch.mm(self.h, m.wgu[l].t(), out=self.gu)
                 k["silu"].launch(-(-B * FFN // 256), 256, self.gu, self.H, B, pdl=pdl)
-            torch.mm(self.H, m.wd[l].t(), out=self.d)
-        k["norm"].launch(B, 256, self.x, self.d, m.lnf, self.h, tok, m.embed, 1, pdl=pdl)
+            if lp:
+                self._sk(self.sk_down[l])
+            else:
+                torch.mm(self.H, m.wd[l].t(), out=self.d)
+        norm.launch(B, 256, self.x, d, m.lnf, self.h, tok, m.embed, 1, pdl=pdl)
         if self.gemms == "linked":
             k["gemm"].launch(self.g_grid, **self.g_params)
         else:
@@ -478,7 +547,7 @@ def check_rest(model, kdir: str, log, pdl: bool = False):
         cache = (torch.zeros(LAYERS, B, KVH, 64, HD, device="cuda", dtype=torch.bfloat16),
                  torch.zeros(LAYERS, B, KVH, 64, HD, device="cuda", dtype=torch.bfloat16))
         for gemms in ("linked", "cublas"):
-            r = LinkedStep(model, kdir, B, cache, gemms=gemms, pdl=pdl)
+            r = LinkedStep(model, kdir, B, cache, gemms=gemms, pdl=pdl, proj="linked" if gemms == "linked" else "cublas")
             r.poison()
             x0 = torch.randn(B, HIDDEN, generator=g, device="cuda").to(torch.bfloat16)
             d0 = torch.randn(B, HIDDEN, generator=g, device="cuda").to(torch.bfloat16)
@@ -504,11 +573,44 @@ def check_rest(model, kdir: str, log, pdl: bool = False):
                 r.logits.fill_(float("nan"))
                 k["gemm"].launch(r.g_grid, **r.g_params)
                 got["lm_head(linked)"] = (r.logits.clone(), r.h @ model.embed.t())
+                # the split-K GEMMs into their f32 buffers (against an f32 product of the same bf16
+                # operands), and the _f32 readers, which round to bf16 and leave zeros behind
+                zero = {}
+                xs = torch.randn(B, HIDDEN, generator=g, device="cuda").to(torch.bfloat16)
+                r.h.copy_(xs)
+                r._sk(r.sk_qkv[4])
+                got["qkv(linked split-K)"] = (r.qkv32.clone(), xs.float() @ model.wqkv[4].float().t())
+                qkv_b = r.qkv32.to(torch.bfloat16)
+                k["rope32"].launch(B, 256, r.qkv32, model.cos, model.sin, pos, r.q, r.K[2], r.V[2], r.max_ctx, pdl=pdl)
+                got["rope_q(f32 in)"] = (r.q.clone(), model.rope(qkv_b[:, :QH * HD].view(B, QH, HD), pos))
+                got["v_cache(f32 in)"] = (r.V[2, :, :, pos].clone(), qkv_b[:, QH * HD + KVH * HD:].view(B, KVH, HD))
+                zero["qkv32 after rope_append_f32"] = r.qkv32.clone()
+                o_in = torch.randn(B, QH * HD, generator=g, device="cuda").to(torch.bfloat16)
+                r._sk(r.sk_o[6], x=o_in)
+                got["o_proj(linked split-K)"] = (r.d32.clone(), o_in.float() @ model.wo[6].float().t())
+                x1 = torch.randn(B, HIDDEN, generator=g, device="cuda").to(torch.bfloat16)
+                r.x.copy_(x1)
+                xs1 = x1 + r.d32.to(torch.bfloat16)
+                k["norm32"].launch(B, 256, r.x, r.d32, model.ln2[6], r.h, r.x, model.embed, 1, pdl=pdl)
+                got["residual(f32 in)"] = (r.x.clone(), xs1)
+                got["rmsnorm(f32 in)"] = (r.h.clone(), model.rmsnorm(xs1, model.ln2[6]))
+                zero["d32 after add_rmsnorm_f32"] = r.d32.clone()
+                H_in = (0.1 * torch.randn(B, FFN, generator=g, device="cuda")).to(torch.bfloat16)
+                r.H.copy_(H_in)
+                r._sk(r.sk_down[7])
+                got["down(linked split-K)"] = (r.d32.clone(), H_in.float() @ model.wd[7].float().t())
+                r.d32.zero_()
             else:
                 r.gu.copy_(gu)
                 k["silu"].launch(-(-B * FFN // 256), 256, r.gu, r.H, B, pdl=pdl)
                 got["silu_mul"] = (r.H.clone(), ref_H)
             torch.cuda.synchronize()
+            if gemms == "linked":
+                for name, t_ in zero.items():
+                    good = bool((t_ == 0).all().item())
+                    ok &= good
+                    rows.append(dict(B=B, part=name, pdl=pdl, all_zero=good, ok=good))
+                    log(f"  rest{' pdl' if pdl else ''} B={B:2d} {name:24s}: all zero {good}: {'OK' if good else 'FAIL'}")
             for name, (a_, b_) in got.items():
                 if gemms == "cublas" and name not in ("silu_mul",):
                     continue
@@ -673,14 +775,17 @@ def main() -> int:
             # step's without it bit for bit (the same kernels in the same order) is reported too
             plain_logits = {}
             for pdl in pdls:
-                for mode, gemms in (() if a.no_rest else (("a", "linked"), ("b", "linked"), ("selected", "linked"),
-                                                           ("selected", "cublas"))):
+                for mode, gemms, proj in (() if a.no_rest else (("a", "linked", "cublas"), ("b", "linked", "cublas"),
+                                                                 ("selected", "linked", "cublas"), ("selected", "cublas", "cublas"),
+                                                                 ("a", "linked", "linked"), ("b", "linked", "linked"),
+                                                                 ("selected", "linked", "linked"))):
                     att = PipeLinkAttention(sels[pdl], cache, mode=mode)
-                    rest = LinkedStep(model, a.kernels, B, cache, gemms=gemms, pdl=pdl)
+                    rest = LinkedStep(model, a.kernels, B, cache, gemms=gemms, pdl=pdl, proj=proj)
                     att.out.fill_(float("nan"))
                     rest.poison()
                     lp = rest.step(tok, ctx - 1, att)
                     c = compare_logits(lp, ref, noise)
+                    gemms = gemms if proj == "cublas" else "linked+splitk"
                     name = f"{mode}+rest({gemms})" + ("+pdl" if pdl else "")
                     c.update(B=B, ctx=ctx, mode=name, variant=att.last[0], S=att.last[1])
                     extra = ""

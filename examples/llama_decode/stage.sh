@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Copies what a GPU run of the llama_decode example and bench needs into one directory (no build
 # there): the Python package with its libraries, the linked kernels (attention; qwen_mlp's
-# fused_small and gemm_small for the linked rest; their --pdl links), the plain rest.cubin (and
-# rest_pdl.cubin) and the selection tables, the scripts.
+# fused_small and gemm_small for the linked rest; the split-K GEMM; their --pdl links), the plain
+# rest.cubin (and rest_pdl.cubin) and the selection tables, the scripts.
 # Usage: [BUILD=build] bash examples/llama_decode/stage.sh DEST [CHECKED_KERNEL_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -18,7 +18,9 @@ cp "$build"/examples/qwen_mlp/{fused_small,gemm_small}.{cubin,map} "$dest/kernel
 cp "$build"/examples/llama_decode/{attn_a_pdl,attn_b_pdl,fused_small_pdl,gemm_small_pdl}.{cubin,map} \
    "$build"/examples/llama_decode/{rest_pdl.cubin,select_pdl.json} "$dest/kernels/"
 cp examples/llama_decode/decode.py bench/llama_decode/bench.py bench/llama_decode/rule_check.py bench/llama_decode/breakdown.py "$dest/"
-cp examples/llama_decode/select_revised.json "$dest/kernels/"   # the revised rule (rule_check.py)
+cp examples/llama_decode/select_revised{,_pdl}.json "$dest/kernels/"   # the revised rule (rule_check.py, bench.py's revised_sk)
+# the linked split-K GEMM for the QKV, O and down projections (decode.LinkedStep(proj="linked"))
+cp "$build"/examples/llama_decode/{splitk,splitk_k1024,splitk_pdl,splitk_k1024_pdl}.{cubin,map} "$dest/kernels/"
 if [ $# -ge 2 ]; then
   mkdir -p "$dest/kernels_checked"
   cp "$2"/attn_{a,b}.{cubin,map} "$2"/select.json "$dest/kernels_checked/"

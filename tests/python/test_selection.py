@@ -73,5 +73,16 @@ expect("revised B=1 L=4096", rev.choose(B=1, L=4096, **shape), ("b", {"S": 16}))
 expect("revised B=1 L=16", rev.choose(B=1, L=16, **shape), ("a", {"S": 1}))
 expect("revised B=8 L=8192", rev.choose(B=8, L=8192, **shape), ("b", {"S": 2}))
 expect("revised B=64 L=4096", rev.choose(B=64, L=4096, **shape), ("a", {"S": 1}))
+# select_revised_pdl.json must choose exactly as select_revised.json does.
+with open(os.path.join(src, "examples/llama_decode/select_revised.json")) as f:
+    rplain_t = json.load(f)
+with open(os.path.join(src, "examples/llama_decode/select_revised_pdl.json")) as f:
+    rpdl_t = json.load(f)
+expect("select_revised_pdl inputs", rpdl_t["inputs"], rplain_t["inputs"])
+expect("select_revised_pdl rules", rpdl_t["rules"], rplain_t["rules"])
+expect("select_revised_pdl params", {n: v.get("params") for n, v in rpdl_t["variants"].items()},
+       {n: v.get("params") for n, v in rplain_t["variants"].items()})
+expect("select_revised_pdl cubins", {n: v["cubin"] for n, v in rpdl_t["variants"].items()},
+       {n: v["cubin"].replace(".cubin", "_pdl.cubin") for n, v in rplain_t["variants"].items()})
 print("PASS" if fails == 0 else f"{fails} FAILED")
 sys.exit(1 if fails else 0)

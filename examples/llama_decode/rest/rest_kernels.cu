@@ -11,6 +11,11 @@
 //                       (__fmul_rn / __fadd_rn) as torch's three elementwise kernels do.
 //   llama_silu_mul      silu(gate) * up in bf16 (torch's F.silu then *), for the step variant
 //                       that keeps the gate/up GEMM in cuBLAS.
+//   llama_add_rmsnorm_f32, llama_rope_append_f32
+//                       the same two kernels reading the GEMM output from an f32 buffer that the
+//                       linked split-K GEMM (components/splitk) accumulates into: each value is
+//                       rounded to bf16 first (what a bf16 GEMM output holds), and the buffer is
+//                       set back to zero once read, ready for the next split-K GEMM into it.
 //
 // Shapes are Llama-3.2-1B's, compiled in: hidden 2048, 32 query heads, 8 KV heads, head_dim 64.
 // Built with: nvcc -cubin -O3 -arch=sm_90a rest_kernels.cu -o rest.cubin (examples/CMakeLists.txt).
@@ -39,12 +44,30 @@ __device__ __forceinline__ void pdl_prologue() {
 }
 }  // namespace
 
+namespace {
+// The 8 values of delta at [b, c0, c0 + 8) as bf16: a bf16 row as is; an f32 split-K accumulator
+// rounded to bf16, then zeroed.
+__device__ __forceinline__ uint4 load_delta(const __nv_bfloat16* delta, size_t at) {
+  return *reinterpret_cast<const uint4*>(delta + at);
+}
+__device__ __forceinline__ uint4 load_delta(float* delta, size_t at) {
+  float4* p = reinterpret_cast<float4*>(delta + at);
+  const float4 a = p[0], b = p[1];
+  p[0] = make_float4(0.f, 0.f, 0.f, 0.f);
+  p[1] = make_float4(0.f, 0.f, 0.f, 0.f);
+  uint4 r;
+  __nv_bfloat16* e = reinterpret_cast<__nv_bfloat16*>(&r);
+  e[0] = tobf(a.x), e[1] = tobf(a.y), e[2] = tobf(a.z), e[3] = tobf(a.w);
+  e[4] = tobf(b.x), e[5] = tobf(b.y), e[6] = tobf(b.z), e[7] = tobf(b.w);
+  return r;
+}
+
 // One block of 256 threads per row; each thread owns 8 consecutive elements (one 16-byte vector).
-extern "C" __global__ void __launch_bounds__(256)
-llama_add_rmsnorm(__nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict__ delta,
-                  const __nv_bfloat16* __restrict__ w, __nv_bfloat16* __restrict__ h,
-                  const int64_t* __restrict__ tok, const __nv_bfloat16* __restrict__ embed, unsigned flags) {
-  pdl_prologue();
+template <class Delta>
+__device__ __forceinline__ void add_rmsnorm(__nv_bfloat16* __restrict__ x, Delta* __restrict__ delta,
+                                            const __nv_bfloat16* __restrict__ w, __nv_bfloat16* __restrict__ h,
+                                            const int64_t* __restrict__ tok, const __nv_bfloat16* __restrict__ embed,
+                                            unsigned flags) {
   const int b = blockIdx.x, t = threadIdx.x;
   __nv_bfloat16* xr = x + size_t(b) * kHidden;
   const int c0 = t * 8;
@@ -55,7 +78,7 @@ llama_add_rmsnorm(__nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict
     xv = *reinterpret_cast<const uint4*>(xr + c0);
   __nv_bfloat16* xe = reinterpret_cast<__nv_bfloat16*>(&xv);
   if (flags & 1u) {
-    const uint4 dv = *reinterpret_cast<const uint4*>(delta + size_t(b) * kHidden + c0);
+    const uint4 dv = load_delta(delta, size_t(b) * kHidden + c0);
     const __nv_bfloat16* de = reinterpret_cast<const __nv_bfloat16*>(&dv);
 #pragma unroll
     for (int i = 0; i < 8; ++i) xe[i] = tobf(bf(xe[i]) + bf(de[i]));
@@ -82,22 +105,29 @@ llama_add_rmsnorm(__nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict
   *reinterpret_cast<uint4*>(h + size_t(b) * kHidden + c0) = hv;
 }
 
-// One block of 256 threads per sequence b. qkv [B, 3072] = [q (32 x 64) | k (8 x 64) | v (8 x 64)];
-// K, V: the layer's caches [B, 8, max_ctx, 64]; q_out [B, 32, 64].
-extern "C" __global__ void __launch_bounds__(256)
-llama_rope_append(const __nv_bfloat16* __restrict__ qkv, const float* __restrict__ cos_t, const float* __restrict__ sin_t,
-                  unsigned pos, __nv_bfloat16* __restrict__ q_out, __nv_bfloat16* __restrict__ K,
-                  __nv_bfloat16* __restrict__ V, unsigned max_ctx) {
-  pdl_prologue();
+// qkv [B, 3072] = [q (32 x 64) | k (8 x 64) | v (8 x 64)]: element i of row b, as bf16; an f32
+// split-K accumulator is rounded, then zeroed (each element is read by exactly one thread).
+__device__ __forceinline__ float take(const __nv_bfloat16* row, int i) { return bf(row[i]); }
+__device__ __forceinline__ float take(float* row, int i) {
+  const float v = row[i];
+  row[i] = 0.f;
+  return bf(tobf(v));
+}
+
+template <class T>
+__device__ __forceinline__ void rope_append(T* __restrict__ qkv, const float* __restrict__ cos_t,
+                                            const float* __restrict__ sin_t, unsigned pos,
+                                            __nv_bfloat16* __restrict__ q_out, __nv_bfloat16* __restrict__ K,
+                                            __nv_bfloat16* __restrict__ V, unsigned max_ctx) {
   const int b = blockIdx.x;
-  const __nv_bfloat16* row = qkv + size_t(b) * (kQH + 2 * kKVH) * kHD;
+  T* row = qkv + size_t(b) * (kQH + 2 * kKVH) * kHD;
   const float* cs = cos_t + size_t(pos) * kHD;
   const float* sn = sin_t + size_t(pos) * kHD;
   constexpr int kHalf = kHD / 2;
   // (head, d) pairs, d < 32: q heads 0..31, then k heads 32..39.
   for (int i = threadIdx.x; i < (kQH + kKVH) * kHalf; i += blockDim.x) {
     const int hd = i / kHalf, d = i % kHalf;
-    const float x0 = bf(row[hd * kHD + d]), x1 = bf(row[hd * kHD + d + kHalf]);
+    const float x0 = take(row, hd * kHD + d), x1 = take(row, hd * kHD + d + kHalf);
     const float o0 = __fadd_rn(__fmul_rn(x0, cs[d]), __fmul_rn(-x1, sn[d]));
     const float o1 = __fadd_rn(__fmul_rn(x1, cs[d + kHalf]), __fmul_rn(x0, sn[d + kHalf]));
     __nv_bfloat16* dst;
@@ -111,8 +141,44 @@ llama_rope_append(const __nv_bfloat16* __restrict__ qkv, const float* __restrict
   }
   for (int i = threadIdx.x; i < kKVH * kHD; i += blockDim.x) {
     const int hd = i / kHD, d = i % kHD;
-    V[((size_t(b) * kKVH + hd) * max_ctx + pos) * kHD + d] = row[(kQH + kKVH + hd) * kHD + d];
+    V[((size_t(b) * kKVH + hd) * max_ctx + pos) * kHD + d] = tobf(take(row, (kQH + kKVH + hd) * kHD + d));
   }
+}
+}  // namespace
+
+extern "C" __global__ void __launch_bounds__(256)
+llama_add_rmsnorm(__nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict__ delta,
+                  const __nv_bfloat16* __restrict__ w, __nv_bfloat16* __restrict__ h,
+                  const int64_t* __restrict__ tok, const __nv_bfloat16* __restrict__ embed, unsigned flags) {
+  pdl_prologue();
+  add_rmsnorm(x, delta, w, h, tok, embed, flags);
+}
+
+extern "C" __global__ void __launch_bounds__(256)
+llama_add_rmsnorm_f32(__nv_bfloat16* __restrict__ x, float* __restrict__ delta,
+                      const __nv_bfloat16* __restrict__ w, __nv_bfloat16* __restrict__ h,
+                      const int64_t* __restrict__ tok, const __nv_bfloat16* __restrict__ embed, unsigned flags) {
+  pdl_prologue();
+  add_rmsnorm(x, delta, w, h, tok, embed, flags);
+}
+
+// One block of 256 threads per sequence b. qkv [B, 3072] = [q (32 x 64) | k (8 x 64) | v (8 x 64)];
+// K, V: the layer's caches [B, 8, max_ctx, 64]; q_out [B, 32, 64].
+extern "C" __global__ void __launch_bounds__(256)
+llama_rope_append(const __nv_bfloat16* __restrict__ qkv, const float* __restrict__ cos_t, const float* __restrict__ sin_t,
+                  unsigned pos, __nv_bfloat16* __restrict__ q_out, __nv_bfloat16* __restrict__ K,
+                  __nv_bfloat16* __restrict__ V, unsigned max_ctx) {
+  pdl_prologue();
+  rope_append(qkv, cos_t, sin_t, pos, q_out, K, V, max_ctx);
+}
+
+// The same, qkv an f32 split-K accumulator [B, 3072] (zeroed as it is read).
+extern "C" __global__ void __launch_bounds__(256)
+llama_rope_append_f32(float* __restrict__ qkv, const float* __restrict__ cos_t, const float* __restrict__ sin_t,
+                      unsigned pos, __nv_bfloat16* __restrict__ q_out, __nv_bfloat16* __restrict__ K,
+                      __nv_bfloat16* __restrict__ V, unsigned max_ctx) {
+  pdl_prologue();
+  rope_append(qkv, cos_t, sin_t, pos, q_out, K, V, max_ctx);
 }
 
 // gu [B, 2 * 8192] = [gate | up] -> out [B, 8192]; grid (B * 8192 / 256), 256 threads.

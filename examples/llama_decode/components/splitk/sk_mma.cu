@@ -1,0 +1,98 @@
+// sk_mma — gemm-team. The Hopper main loop of the split-K decode GEMM.
+//
+// Consumer of the "ab" pipe, producer of the "acc" pipe. One warpgroup computes a 64 x 64 tile of
+// X · W^T over one K chunk of the link's tile sequence (tile (t.m, t.n): K chunk t.m, columns
+// t.n * 64): per stage, four m64n64k16 wgmma steps (bf16 in, f32 accumulate) from an A slice
+// X [64 x 64] and a B slice W [64 x 64], both K-major with the 128-byte swizzle TMA writes.
+// At the end of the chunk it stores the f32 accumulators, unrounded, into the "acc" stage,
+// row-major [64 x 64]: a partial sum, which the consumer of "acc" adds up across the chunks.
+//
+// Compile-time constants (the wgmma shape and the accumulator array need immediates): kTileM,
+// kTileN, kTileK are what the contract provides as tile_m, tile_n and tile_k. The chunk length
+// (k_chunk) is the link's; the number of stages per tile is k_chunk / tile_k.
+#include "sk_mma.contract.h"  // pipelink header sk_mma.toml: names, pipe operations, records
+
+PL_FACT_DECL(unsigned, k_chunk);
+
+namespace sk_mma {
+constexpr unsigned kTileM = 64, kTileN = 64, kTileK = 64;
+constexpr unsigned kAcc = kTileN / 2;  // f32 accumulator registers per thread
+
+// Shared-memory matrix descriptor, K-major operand with the 128-byte swizzle: 128-byte rows,
+// 8-row groups 1024 bytes apart (SBO = 64 x 16 B), leading-byte offset unused, swizzle mode 1.
+__device__ __forceinline__ unsigned long long desc(unsigned smem_addr) {
+  return static_cast<unsigned long long>((smem_addr & 0x3FFFFu) >> 4) | (1ull << 16) | (64ull << 32) | (1ull << 62);
+}
+
+// d[64 x 64] (+)= A[64 x 16] · B[64 x 16]^T, both from shared memory; scale_d = 0 overwrites d.
+__device__ __forceinline__ void mma_64x64x16(float (&d)[kAcc], unsigned long long da, unsigned long long db, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\n"
+      "setp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+      "%32, %33, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(da), "l"(db), "r"(scale_d));
+}
+__device__ __forceinline__ void fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
+// Keeps the compiler from moving accumulator reads or writes across wgmma issue / wait.
+__device__ __forceinline__ void fence_operands(float (&d)[kAcc]) {
+#pragma unroll
+  for (unsigned i = 0; i < kAcc; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+}  // namespace sk_mma
+
+// What this code compiles in beyond the header's records, checked against the contract.
+PL_PROVIDE(sk_mma_main, tile_m, sk_mma::kTileM);
+PL_PROVIDE(sk_mma_main, tile_n, sk_mma::kTileN);
+PL_PROVIDE(sk_mma_main, tile_k, sk_mma::kTileK);
+
+PL_COMPONENT(sk_mma_main) {
+  using namespace sk_mma;
+  namespace C = pl_contract::sk_mma_main;
+  const unsigned lane = threadIdx.x & 31u, warp = ctx.warp();
+  const unsigned k_tiles = PL_FACT(k_chunk) / kTileK;
+
+  C::In_ab ab(ctx);
+  C::Out_acc out(ctx);
+  float d[kAcc];
+#pragma unroll
+  for (unsigned i = 0; i < kAcc; ++i) d[i] = 0.f;
+  pl::Tile t;
+  for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
+    for (unsigned kt = 0; kt < k_tiles; ++kt) {
+      ab.wait();
+      const unsigned a = pl::smem_addr(ab.a<unsigned char>(ctx));
+      const unsigned b = pl::smem_addr(ab.b<unsigned char>(ctx));
+      fence();
+#pragma unroll
+      for (unsigned k = 0; k < kTileK / 16; ++k)
+        mma_64x64x16(d, desc(a + k * 32u), desc(b + k * 32u), (kt > 0 || k > 0) ? 1 : 0);
+      commit();
+      wait_all();
+      fence_operands(d);
+      ab.release(ctx);  // arrive = "warp": the stage's wgmma reads are complete
+      ab.advance();
+    }
+    // Accumulator register 4j + 2h + e is row 16 warp + lane/4 + 8h, column 8j + 2 (lane % 4) + e.
+    out.acquire();
+    float* stage = out.tile<float>(ctx);
+    const unsigned r = warp * 16u + (lane >> 2);
+#pragma unroll
+    for (unsigned j = 0; j < kAcc / 4; ++j) {
+      const unsigned col = 8u * j + 2u * (lane & 3u);
+#pragma unroll
+      for (unsigned h = 0; h < 2; ++h)
+        *reinterpret_cast<float2*>(stage + (r + 8u * h) * kTileN + col) = make_float2(d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
+    }
+    out.commit(ctx);  // arrive = "one" per warpgroup: fence, wg_sync, thread 0 arrives
+    out.advance();
+  }
+}
