@@ -470,6 +470,7 @@ void scan_code(LinkContext& ctx, const Contract& c, const std::string& object,
     return s;
   };
   std::set<std::string> shared_used;
+  bool waits = false;  // executes griddepcontrol.wait (pdl_wait = "own" needs it)
   int indirect = 0;
   for (const std::string& fn : closure(fns, root, indirect)) {
     where = fn == root ? "" : " (in function " + fn + ", which it calls)";
@@ -547,6 +548,7 @@ void scan_code(LinkContext& ctx, const Contract& c, const std::string& object,
               std::string("uses ") + ti->name + ", which target " + ctx.target.arch + " does not have (only " + listed(ti->targets) +
                   "): it cannot be linked for " + ctx.target.arch,
               raw);
+      if (st.rfind("griddepcontrol.wait", 0) == 0) waits = true;
       if (st.rfind("setmaxnreg.", 0) == 0)
         add("setmaxnreg", "issues setmaxnreg; register budgets belong to the generated entry (declare [warps] registers)", raw);
       // In a cluster link (some contract declares [cluster]) the cluster instructions are the
@@ -569,6 +571,14 @@ void scan_code(LinkContext& ctx, const Contract& c, const std::string& object,
   for (const std::string& s : shared_used)
     add("static-shared:" + s, "declares " + std::to_string(static_shared.at(s)) + " bytes of static __shared__ memory ('" + s +
                                   "') that its contract cannot account for (use an [[smem]] region)", "");
+  if (c.pdl_own_wait && !waits) {
+    Diagnostic& d = ctx.diags.error("pdl", "component '" + c.name + "' says pdl_wait = \"own\" but its code never executes "
+                                           "griddepcontrol.wait (pl::pdl_wait()): under --pdl it would read what the previous "
+                                           "kernel is still writing",
+                                    c.pdl_wait_loc.line ? c.pdl_wait_loc : c.loc);
+    d.notes.push_back("in object '" + object + "'");
+    d.notes.push_back("call pl::pdl_wait() before the first read of another kernel's output, or remove pdl_wait");
+  }
   for (const auto& [key, f] : found) {
     Diagnostic& d = ctx.diags.error(f.rule, "component '" + c.name + "' " + f.what, c.loc);
     if (!f.first.empty())

@@ -375,7 +375,15 @@ void generate(LinkContext& ctx) {
     if (wg.registers && wg.registers != ctx.entry_registers)
       o << "    asm volatile(\"setmaxnreg." << (wg.registers < ctx.entry_registers ? "dec" : "inc") << ".sync.aligned.u32 "
         << wg.registers << ";\\n\");\n";
-    if (ctx.opt.pdl)
+    // A component whose contract says pdl_wait = "own" executes the wait itself; in its warpgroup
+    // each other role (and a transfer) waits in its own branch instead of the warpgroup's.
+    bool own_wait = false;
+    for (int i : wg.instances) own_wait |= ctx.instances[i].contract->pdl_own_wait;
+    const bool role_wait = ctx.opt.pdl && own_wait;
+    const char* wait_line =
+        "      asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");  // pdl: before this role\n"
+        "      asm volatile(\"griddepcontrol.launch_dependents;\" ::: \"memory\");\n";
+    if (ctx.opt.pdl && !own_wait)
       // Programmatic dependent launch (--pdl). Everything above touches only this block's shared
       // memory and registers, so it may overlap the previous grid; every global access (any
       // component role, a transfer) comes after the wait, which returns once the grids this one
@@ -391,8 +399,12 @@ void generate(LinkContext& ctx) {
       o << "    " << (first ? "if" : "else if") << " ("
         << (in.warp_base ? "warp >= " + std::to_string(in.warp_base) + "u && " : std::string()) << "warp < "
         << in.warp_base + in.warps << "u) {  // " << printable(in.name) << "\n"
-        << "      ctx.slots = &" << slots_name(i) << ";\n"
-        << "      " << in.contract->entry << "(ctx);\n"
+        << "      ctx.slots = &" << slots_name(i) << ";\n";
+      if (role_wait && !in.contract->pdl_own_wait) o << wait_line;
+      if (role_wait && in.contract->pdl_own_wait)
+        o << "      // pdl: pdl_wait = \"own\": the component waits itself (pl::pdl_wait()) before it reads\n"
+          << "      // what an earlier kernel writes\n";
+      o << "      " << in.contract->entry << "(ctx);\n"
         << "    }\n";
       first = false;
     }
@@ -401,6 +413,7 @@ void generate(LinkContext& ctx) {
       if (p.transfer_to >= 0 && p.transfer_warp / 4 == wg.index) {
         o << "    " << (first ? "if" : "else if") << " (warp == " << p.transfer_warp << "u) {  // transfer for pipe '"
           << printable(p.name) << "'\n"
+          << (role_wait ? wait_line : "")
           << "      " << transfer_name(pi) << "(&args, pl_smem);\n"
           << "    }\n";
         first = false;

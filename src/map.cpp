@@ -62,7 +62,8 @@ std::string render_map(const LinkContext& ctx) {
   o << "\n== inputs\n";
   for (const Instance& in : ctx.instances)
     o << "  " << std::left << std::setw(20) << printable(in.name) << " owner " << std::setw(16) << printable(in.contract->owner)
-      << " entry " << std::setw(24) << in.contract->entry << " " << printable(in.contract->path) << "\n";
+      << " entry " << std::setw(24) << in.contract->entry << " " << printable(in.contract->path)
+      << (in.contract->pdl_own_wait ? "  (pdl_wait own)" : "") << "\n";
 
   o << "\n== facts  (name = value type: provider; users)\n";
   for (const auto& [name, f] : ctx.facts)

@@ -301,7 +301,7 @@ struct Reader {
       return;
     }
     c.loc = at(comp);
-    known_keys(*comp, "[component]", {"name", "owner", "entry", "object", "source", "instances", "defines"});
+    known_keys(*comp, "[component]", {"name", "owner", "entry", "object", "source", "instances", "defines", "pdl_wait"});
     c.name = str(*comp, "name", "[component]", true);
     c.owner = str(*comp, "owner", "[component]", false, "unknown");
     c.entry = str(*comp, "entry", "[component]", true);
@@ -324,6 +324,13 @@ struct Reader {
     if (comp->get("instances")) {
       Quantity q;
       if (quantity(*comp, "instances", q, "[component]", true)) c.instances = q;
+    }
+    if (const toml::node* pw = comp->get("pdl_wait")) {
+      c.pdl_wait_loc = at(pw);
+      const std::string v = str(*comp, "pdl_wait", "[component]", false, "entry");
+      if (v == "own") c.pdl_own_wait = true;
+      else if (v != "entry") err(pw, "pdl_wait must be \"entry\" (the generated entry waits before the role) or \"own\" "
+                                     "(the component calls pl::pdl_wait() itself), not '" + printable(v) + "'");
     }
 
     if (const toml::node* pn = root.get("provide")) {

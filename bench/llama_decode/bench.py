@@ -41,8 +41,12 @@ MODES = ("a", "b", "selected", "torch")
 REST_MODES = {"a_rest": ("a", "linked", "cublas"), "b_rest": ("b", "linked", "cublas"),
               "selected_rest": ("selected", "linked", "cublas"), "selected_rest_cublas": ("selected", "cublas", "cublas"),
               "a_sk": ("a", "linked", "linked"), "b_sk": ("b", "linked", "linked"),
-              "selected_sk": ("selected", "linked", "linked"), "revised_sk": ("revised", "linked", "linked")}
-NONE_MODES = {"rest_none": "cublas", "rest_none_sk": "linked"}
+              "selected_sk": ("selected", "linked", "linked"), "revised_sk": ("revised", "linked", "linked"),
+              "a_sk64": ("a", "linked64", "linked"), "b_sk64": ("b", "linked64", "linked"),
+              "selected_sk64": ("selected", "linked64", "linked"), "revised_sk64": ("revised", "linked64", "linked")}
+# "*_sk64": the split-K step with the gate/up + SwiGLU in 64 x 64 tiles (fused_small64; with PDL
+# its loader streams W before its dependency wait).
+NONE_MODES = {"rest_none": ("linked", "cublas"), "rest_none_sk": ("linked", "linked"), "rest_none_sk64": ("linked64", "linked")}
 # The same with programmatic dependent launch (decode.LinkedStep(pdl=True): rest_pdl.cubin, the
 # --pdl links, select_pdl.json); "rest_none_pdl": without attention. Timed in the same process,
 # interleaved with the others.
@@ -124,9 +128,9 @@ def point(torch, model, sel, cache, B, ctx, reps, inner, log, check=True, kdir="
         for m, (am, gemms, proj) in REST_MODES.items():
             attns[m] = attention(sels, False, am, cache)
             rests[m] = D.LinkedStep(model, kdir, B, cache, gemms=gemms, proj=proj)
-        for m, proj in NONE_MODES.items():
+        for m, (gemms, proj) in NONE_MODES.items():
             attns[m] = attns["none"]
-            rests[m] = D.LinkedStep(model, kdir, B, cache, gemms="linked", proj=proj)
+            rests[m] = D.LinkedStep(model, kdir, B, cache, gemms=gemms, proj=proj)
         for m in rests:
             graphs[m], outs[m] = capture(torch, lambda m=m: rests[m].step(tok, pos, attns[m]))
     row = dict(B=B, ctx=ctx)
@@ -137,9 +141,9 @@ def point(torch, model, sel, cache, B, ctx, reps, inner, log, check=True, kdir="
             for m, (am, gemms, proj) in PDL_MODES.items():
                 attns[m] = attention(sels, True, am, cache)
                 rests[m] = D.LinkedStep(model, kdir, B, cache, gemms=gemms, pdl=True, proj=proj)
-            for m, proj in NONE_MODES.items():
+            for m, (gemms, proj) in NONE_MODES.items():
                 attns[m + "_pdl"] = attns["none"]
-                rests[m + "_pdl"] = D.LinkedStep(model, kdir, B, cache, gemms="linked", pdl=True, proj=proj)
+                rests[m + "_pdl"] = D.LinkedStep(model, kdir, B, cache, gemms=gemms, pdl=True, proj=proj)
             for m in list(PDL_MODES) + [x + "_pdl" for x in NONE_MODES]:
                 graphs[m], outs[m] = capture(torch, lambda m=m: rests[m].step(tok, pos, attns[m]))
                 pdl_modes.append(m)

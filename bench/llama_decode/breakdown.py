@@ -30,10 +30,16 @@ import decode as D  # noqa: E402
 PLAIN = {"add_rmsnorm": "norm (plain)", "rope_append": "rope + cache append (plain)", "silu_mul": "silu_mul (plain)"}
 
 
-def classify(names):
-    """Class of each kernel of one step, in launch order."""
+SPLITK = "QKV / O / down GEMMs (linked split-K)"
+
+
+def classify(names, proj="cublas"):
+    """Class of each kernel of one step, in launch order. proj="linked": the QKV, O and down GEMMs
+    are linked split-K kernels too (per layer: QKV, attention, O, gate/up, down)."""
     out, linked_seen = [], 0
     n_linked = sum(1 for n in names if n == "pipelink_kernel")
+    cycle = (SPLITK, "attention (linked)", SPLITK, "gate/up + SwiGLU (linked fused_small)", SPLITK) if proj == "linked" else \
+        ("attention (linked)", "gate/up + SwiGLU (linked fused_small)")
     for n in names:
         c = next((v for k, v in PLAIN.items() if k in n), None)
         if c:
@@ -43,7 +49,7 @@ def classify(names):
             if linked_seen == n_linked:
                 out.append("lm_head (linked gemm_small)")
             else:
-                out.append("attention (linked)" if linked_seen % 2 == 1 else "gate/up + SwiGLU (linked fused_small)")
+                out.append(cycle[(linked_seen - 1) % len(cycle)])
         else:
             out.append("QKV / O / down GEMMs (cuBLAS)")
     return out
@@ -72,6 +78,7 @@ def main() -> int:
     ap.add_argument("--kernels", required=True)
     ap.add_argument("--json", required=True)
     ap.add_argument("--points", default="1:16,1:4096,16:16,16:4096,64:16,64:4096")
+    ap.add_argument("--proj", default="cublas,linked", help="QKV / O / down GEMMs: cublas, linked (split-K), or both")
     a = ap.parse_args()
     import torch  # noqa: PLC0415
     if not torch.cuda.is_available():
@@ -96,17 +103,18 @@ def main() -> int:
         pos, tok = ctx - 1, torch.randint(0, V, (B,), device="cuda")
         # bytes each class must move (weights, KV, activations ignored below 1%)
         floors = {"QKV / O / down GEMMs (cuBLAS)": L * (H * qkv_n + H * H + F * H) * 2,
+                  SPLITK: L * (H * qkv_n + H * H + F * H) * 2,
                   "gate/up + SwiGLU (linked fused_small)": L * 2 * F * H * 2,
                   "lm_head (linked gemm_small)": V * H * 2,
                   "attention (linked)": B * L * 2 * D.KVH * ctx * D.HD * 2}
         row = dict(B=B, ctx=ctx)
-        for pdl in (False, True):
+        for proj, pdl in ((p, d) for p in a.proj.split(",") for d in (False, True)):
             s = sel_pdl if pdl else sel
             attn = D.PipeLinkAttention(s, cache, mode="selected")
-            step = D.LinkedStep(model, a.kernels, B, cache, gemms="linked", pdl=pdl)
+            step = D.LinkedStep(model, a.kernels, B, cache, gemms="linked", pdl=pdl, proj=proj)
             g, _ = BL.capture(torch, lambda: step.step(tok, pos, attn))
             ev = trace(torch, g)
-            cls = classify([n for _, _, n in ev])
+            cls = classify([n for _, _, n in ev], proj)
             span = (ev[-1][1] - ev[0][0]) / 1e3
             busy = sum(e - b for b, e, _ in ev) / 1e3
             per = {}
@@ -119,9 +127,9 @@ def main() -> int:
                     p["floor_ms"] = floors[c] / bw * 1e3
             # the wall time of the step as the bench measures it (graph replays between events)
             t = BL.time_graphs(torch, {"g": g}, 7, 10)["g"]["median"]
-            key = "pdl" if pdl else "no_pdl"
+            key = ("pdl" if pdl else "no_pdl") + ("" if proj == "cublas" else "_splitk")
             row[key] = dict(kernels=len(ev), span_ms=span, kernel_sum_ms=busy, not_covered_ms=span - busy, step_ms=t, classes=per)
-            log(f"B={B:2d} ctx={ctx:5d} {'PDL   ' if pdl else 'no PDL'}: step {t:.3f} ms, span {span:.3f}, {len(ev)} kernels summing to "
+            log(f"B={B:2d} ctx={ctx:5d} {proj:6s} {'PDL   ' if pdl else 'no PDL'}: step {t:.3f} ms, span {span:.3f}, {len(ev)} kernels summing to "
                 f"{busy:.3f} ms, span - sum {span - busy:+.3f} ms")
             for c, p in sorted(per.items(), key=lambda kv: -kv[1]["ms"]):
                 log(f"      {c:40s} x{p['count']:3d} {p['ms']:.3f} ms" + (f"  (floor {p['floor_ms']:.3f} ms)" if "floor_ms" in p else ""))

@@ -287,7 +287,8 @@ _KERNEL_CACHE = {}
 
 def _kernels(kdir: str, pdl: bool = False):
     """The plain kernels (rest.cubin), the linked Qwen GEMM kernels (fused_small: gate/up +
-    SwiGLU epilogue; gemm_small: the same loader, main loop and store, out=acc) and the linked
+    SwiGLU epilogue; fused_small64: the same in 64 x 64 tiles, its --pdl link's loader streaming
+    W before its own dependency wait; gemm_small: the same loader, main loop and store, out=acc) and the linked
     split-K GEMMs (splitk: k_chunk 512, splitk_k1024: 1024; components/splitk), loaded once.
     pdl=True: their programmatic-dependent-launch builds (rest_pdl.cubin: the same kernels with
     griddepcontrol.wait first; fused_small_pdl / gemm_small_pdl: linked with --pdl)."""
@@ -303,10 +304,11 @@ def _kernels(kdir: str, pdl: bool = False):
             rope32=plain_function(rest, "llama_rope_append_f32", ["ptr", "ptr", "ptr", "u32", "ptr", "ptr", "ptr", "u32"]),
             silu=plain_function(rest, "llama_silu_mul", ["ptr", "ptr", "u32"]),
             fused=pipelink.Kernel(os.path.join(kdir, f"fused_small{sfx}.cubin"), os.path.join(kdir, f"fused_small{sfx}.map")),
+            fused64=pipelink.Kernel(os.path.join(kdir, f"fused_small64{sfx}.cubin"), os.path.join(kdir, f"fused_small64{sfx}.map")),
             gemm=pipelink.Kernel(os.path.join(kdir, f"gemm_small{sfx}.cubin"), os.path.join(kdir, f"gemm_small{sfx}.map")),
             sk512=pipelink.Kernel(os.path.join(kdir, f"splitk{sfx}.cubin"), os.path.join(kdir, f"splitk{sfx}.map")),
             sk1024=pipelink.Kernel(os.path.join(kdir, f"splitk_k1024{sfx}.cubin"), os.path.join(kdir, f"splitk_k1024{sfx}.map")))
-        for n in ("fused", "gemm", "sk512", "sk1024"):
+        for n in ("fused", "fused64", "gemm", "sk512", "sk1024"):
             if getattr(_KERNEL_CACHE[key][n], "pdl", False) != pdl:
                 raise ValueError(f"{n}: the cubin's manifest says pdl={not pdl}, wanted pdl={pdl}")
     return _KERNEL_CACHE[key]
@@ -332,8 +334,8 @@ class LinkedStep:
        attention (PipeLink, the given attention object)
        O GEMM (cuBLAS)
        add_rmsnorm (plain; the residual add of the O projection folded in)
-       gate/up GEMM + SwiGLU: the linked `fused_small` kernel (gemms="linked"), or cuBLAS + the plain
-                    silu_mul kernel (gemms="cublas")
+       gate/up GEMM + SwiGLU: the linked `fused_small` kernel (gemms="linked"; "linked64": its 64 x 64
+                    tile variant `fused_small64`), or cuBLAS + the plain silu_mul kernel (gemms="cublas")
        down GEMM (cuBLAS)
     then add_rmsnorm (final norm) and the lm_head: the linked `gemm_small` kernel or cuBLAS.
     8 kernels per layer instead of about 40. pdl=True: programmatic dependent launch for every
@@ -353,7 +355,7 @@ class LinkedStep:
                  proj: str = "cublas") -> None:
         import pipelink  # noqa: PLC0415
         torch = _torch()
-        if gemms not in ("linked", "cublas"):
+        if gemms not in ("linked", "linked64", "cublas"):
             raise ValueError(f"gemms = {gemms!r}")
         if proj not in ("linked", "cublas"):
             raise ValueError(f"proj = {proj!r}")
@@ -369,10 +371,13 @@ class LinkedStep:
         self.d = torch.empty(B, HIDDEN, **e)
         self.H = torch.empty(B, FFN, **e)
         self.gu = torch.empty(B, 2 * FFN, **e) if gemms == "cublas" else None
+        self.fused = self.k["fused64"] if gemms == "linked64" else self.k["fused"]
+        gemms = "linked" if gemms == "linked64" else gemms
+        self.gemms = gemms
         self.logits = torch.empty(B, VOCAB, **e)
         self.sms = torch.cuda.get_device_properties(0).multi_processor_count
         if gemms == "linked":
-            f, g = self.k["fused"], self.k["gemm"]
+            f, g = self.fused, self.k["gemm"]
             tm, tn, tk = f.fact("tile_m"), f.fact("tile_n"), f.fact("tile_k")
             self.f_grid = min(self.sms, -(-B // tm) * -(-FFN // tn))
             self.f_common = dict(x_map=pipelink.tensor_map(self.h, box=(tm, tk), swizzle="128B", l2_promotion="256B"),
@@ -457,7 +462,7 @@ class LinkedStep:
                 torch.mm(o, m.wo[l].t(), out=self.d)
             norm.launch(B, 256, self.x, d, m.ln2[l], self.h, tok, m.embed, 1, pdl=pdl)
             if self.gemms == "linked":
-                k["fused"].launch(self.f_grid, w_map=self.f_w[l], **self.f_common)
+                self.fused.launch(self.f_grid, w_map=self.f_w[l], **self.f_common)
             else:
                 torch.mm(self.h, m.wgu[l].t(), out=self.gu)
                 k["silu"].launch(-(-B * FFN // 256), 256, self.gu, self.H, B, pdl=pdl)
@@ -546,8 +551,9 @@ def check_rest(model, kdir: str, log, pdl: bool = False):
         g.manual_seed(99 + B)
         cache = (torch.zeros(LAYERS, B, KVH, 64, HD, device="cuda", dtype=torch.bfloat16),
                  torch.zeros(LAYERS, B, KVH, 64, HD, device="cuda", dtype=torch.bfloat16))
-        for gemms in ("linked", "cublas"):
-            r = LinkedStep(model, kdir, B, cache, gemms=gemms, pdl=pdl, proj="linked" if gemms == "linked" else "cublas")
+        for gemms_ in ("linked", "linked64", "cublas"):
+            r = LinkedStep(model, kdir, B, cache, gemms=gemms_, pdl=pdl, proj="cublas" if gemms_ == "cublas" else "linked")
+            gemms = r.gemms
             r.poison()
             x0 = torch.randn(B, HIDDEN, generator=g, device="cuda").to(torch.bfloat16)
             d0 = torch.randn(B, HIDDEN, generator=g, device="cuda").to(torch.bfloat16)
@@ -568,8 +574,8 @@ def check_rest(model, kdir: str, log, pdl: bool = False):
             ref_H = F.silu(gu[:, :FFN]) * gu[:, FFN:]
             r.H.fill_(float("nan"))
             if gemms == "linked":
-                k["fused"].launch(r.f_grid, w_map=r.f_w[5], **r.f_common)
-                got["gate_up_swiglu(linked)"] = (r.H.clone(), ref_H)
+                r.fused.launch(r.f_grid, w_map=r.f_w[5], **r.f_common)
+                got["gate_up_swiglu(linked64)" if gemms_ == "linked64" else "gate_up_swiglu(linked)"] = (r.H.clone(), ref_H)
                 r.logits.fill_(float("nan"))
                 k["gemm"].launch(r.g_grid, **r.g_params)
                 got["lm_head(linked)"] = (r.logits.clone(), r.h @ model.embed.t())
@@ -621,8 +627,8 @@ def check_rest(model, kdir: str, log, pdl: bool = False):
                 eq = float((a_ == b_).float().mean().item())
                 good = nan == 0 and rel <= 2 ** -7
                 ok &= good
-                rows.append(dict(B=B, part=name, pdl=pdl, rel_l2=rel, max_abs=mx, equal_frac=eq, nan=nan, ok=good))
-                log(f"  rest{' pdl' if pdl else ''} B={B:2d} {name:24s}: rel L2 {rel:.2e}, max abs {mx:.3e}, bit-equal {eq:.4f}, NaN {nan}: "
+                rows.append(dict(B=B, part=name, gemms=gemms_, pdl=pdl, rel_l2=rel, max_abs=mx, equal_frac=eq, nan=nan, ok=good))
+                log(f"  rest{' pdl' if pdl else ''} B={B:2d} {gemms_:8s} {name:24s}: rel L2 {rel:.2e}, max abs {mx:.3e}, bit-equal {eq:.4f}, NaN {nan}: "
                     f"{'OK' if good else 'FAIL'}")
             del r
     return ok, rows
@@ -778,14 +784,14 @@ def main() -> int:
                 for mode, gemms, proj in (() if a.no_rest else (("a", "linked", "cublas"), ("b", "linked", "cublas"),
                                                                  ("selected", "linked", "cublas"), ("selected", "cublas", "cublas"),
                                                                  ("a", "linked", "linked"), ("b", "linked", "linked"),
-                                                                 ("selected", "linked", "linked"))):
+                                                                 ("selected", "linked", "linked"), ("selected", "linked64", "linked"))):
                     att = PipeLinkAttention(sels[pdl], cache, mode=mode)
                     rest = LinkedStep(model, a.kernels, B, cache, gemms=gemms, pdl=pdl, proj=proj)
                     att.out.fill_(float("nan"))
                     rest.poison()
                     lp = rest.step(tok, ctx - 1, att)
                     c = compare_logits(lp, ref, noise)
-                    gemms = gemms if proj == "cublas" else "linked+splitk"
+                    gemms = gemms if proj == "cublas" else gemms + "+splitk"
                     name = f"{mode}+rest({gemms})" + ("+pdl" if pdl else "")
                     c.update(B=B, ctx=ctx, mode=name, variant=att.last[0], S=att.last[1])
                     extra = ""

@@ -21,6 +21,8 @@ cp examples/llama_decode/decode.py bench/llama_decode/bench.py bench/llama_decod
 cp examples/llama_decode/select_revised{,_pdl}.json "$dest/kernels/"   # the revised rule (rule_check.py, bench.py's revised_sk)
 # the linked split-K GEMM for the QKV, O and down projections (decode.LinkedStep(proj="linked"))
 cp "$build"/examples/llama_decode/{splitk,splitk_k1024,splitk_pdl,splitk_k1024_pdl}.{cubin,map} "$dest/kernels/"
+# the gate/up + SwiGLU in 64 x 64 tiles (decode.LinkedStep(gemms="linked64")), plain and --pdl
+cp "$build"/examples/llama_decode/{fused_small64,fused_small64_pdl}.{cubin,map} "$dest/kernels/"
 if [ $# -ge 2 ]; then
   mkdir -p "$dest/kernels_checked"
   cp "$2"/attn_{a,b}.{cubin,map} "$2"/select.json "$dest/kernels_checked/"

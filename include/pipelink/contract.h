@@ -157,6 +157,11 @@ struct Contract {
   SourceLoc loc;          // [component] table
   SourceLoc object_loc;
   std::optional<Quantity> instances;
+  // [component] pdl_wait = "own": in a --pdl link the component executes the dependency wait
+  // itself (pl::pdl_wait()), so it may read what no earlier kernel writes (weights, tensor maps)
+  // before it; the generated entry then waits only for the other roles. Default "entry".
+  bool pdl_own_wait = false;
+  SourceLoc pdl_wait_loc;
 
   std::vector<FactProvide> provides;
   std::vector<FactUse> uses;

@@ -242,6 +242,18 @@ __device__ __forceinline__ void prefetch_tmap(const TensorMap* map) {
   asm volatile("prefetch.tensormap [%0];" ::"l"(map) : "memory");
 }
 
+// Programmatic dependent launch, for a component whose contract says pdl_wait = "own": returns
+// once every kernel this one depends on has completed and its writes are visible, then lets the
+// next kernel be scheduled. Call it (on every thread of the component that touches global memory
+// an earlier kernel writes or reads) before the first such access; what comes before may read
+// only what no earlier kernel in the stream writes (weights, tensor maps, parameters). Without
+// --pdl the kernel has no programmatic dependency and the wait returns at once. A component with
+// pdl_wait = "own" whose code never executes it is refused (rule pdl).
+__device__ __forceinline__ void pdl_wait() {
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+}
+
 __device__ __forceinline__ unsigned Ctx::mbar(unsigned group, unsigned j) const {
   return smem_addr(smem) + slots->mbar[group] + 8 * j;
 }

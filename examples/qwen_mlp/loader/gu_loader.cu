@@ -10,14 +10,22 @@
 // Assumes: x_map / w_map are 2-D tensor maps over X [M, K] and W [rows, K] (bf16), boxes
 // {tile_k, tile_m} and {tile_k, tile_n}, 128-byte swizzle; K % tile_k == 0. Rows past M read
 // as zeros (TMA out-of-bounds fill). One thread issues everything.
-// gu_loader.contract.h: generated from contract.toml, contract_narrow.toml and contract_small.toml
-// (pipelink header; they differ only in the stages they provide, which the code reads from the
-// slots): names, the ab port's expect_tx, and the records PL_WARPS, PL_REGISTERS, PL_ARRIVE.
+// gu_loader.contract.h: generated from contract.toml, contract_narrow.toml, contract_small.toml,
+// contract_small64.toml and contract_small64_pdl.toml (pipelink header; they differ only in the
+// stages they provide, which the code reads from the slots, and the last in pdl_wait): names, the ab port's expect_tx, and the records PL_WARPS, PL_REGISTERS, PL_ARRIVE.
 #include "gu_loader.contract.h"
 
 PL_FACT_DECL(unsigned, tile_m);
 PL_FACT_DECL(unsigned, tile_n);
 PL_FACT_DECL(unsigned, tile_k);
+PL_FACT_DECL(unsigned, stages);
+
+// -DGU_PDL_PREFETCH=1 (contract_small64_pdl.toml, pdl_wait = "own"): under --pdl the W slices of
+// the first tile's first stages are requested before the dependency wait (no earlier kernel
+// writes W), the X slices after it.
+#ifndef GU_PDL_PREFETCH
+#define GU_PDL_PREFETCH 0
+#endif
 
 // What this code compiles in beyond the header's records, checked against the contracts.
 PL_PROVIDE_LINKED(gu_loader_main, stages);  // the ring's depth comes from the slots
@@ -36,10 +44,31 @@ PL_COMPONENT(gu_loader_main) {
 
   C::Out_ab w(ctx);
   pl::Tile t;
+  unsigned pre = 0;  // stages of the first tile whose W slices went out before the wait
+#if GU_PDL_PREFETCH
+  C::Out_ab early = w;
+  if (pl::tile_at(ctx, 0, t)) {
+    pre = k_tiles < PL_FACT(stages) ? k_tiles : PL_FACT(stages);
+    const int row_b = static_cast<int>(t.n * n_step);
+    for (unsigned kt = 0; kt < pre; ++kt) {
+      w.acquire();  // the ring's first round: free at once
+      w.expect_tx();
+      unsigned char* b = w.b<unsigned char>(ctx);
+      pl::tma_load_2d(b, w_map, w.full_bar(), static_cast<int>(kt * tile_k), row_b);
+      pl::tma_load_2d(b + b_block_bytes, w_map, w.full_bar(), static_cast<int>(kt * tile_k), row_b + static_cast<int>(b_stride));
+      w.advance();
+    }
+  }
+  pl::pdl_wait();
+  for (unsigned kt = 0; kt < pre; ++kt) {
+    pl::tma_load_2d(early.a<unsigned char>(ctx), x_map, early.full_bar(), static_cast<int>(kt * tile_k), static_cast<int>(t.m * tile_m));
+    early.advance();
+  }
+#endif
   for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
     const int row_a = static_cast<int>(t.m * tile_m);
     const int row_b = static_cast<int>(t.n * n_step);
-    for (unsigned kt = 0; kt < k_tiles; ++kt) {
+    for (unsigned kt = i == 0 ? pre : 0; kt < k_tiles; ++kt) {
       const int k0 = static_cast<int>(kt * tile_k);
       w.acquire();
       w.expect_tx();

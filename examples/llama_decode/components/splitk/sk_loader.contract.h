@@ -23,7 +23,7 @@ enum : unsigned { instances = 1u };  // [component] instances
 // them only with PL_PROVIDE_FROM_CONTRACT (see the top of this file).
 namespace provided {
 // k_chunk: differs between the contracts (sk_loader.toml 512, sk_loader_k1024.toml 1024)
-enum : unsigned { stages = 5u };
+enum : unsigned { stages = 12u };
 }  // namespace provided
 
 // [[param]]: kernel parameters, index = contract order.
@@ -42,11 +42,11 @@ struct K {  // u32
 };
 }  // namespace param
 
-// [[port]] ab (sk_loader.toml:34): out, completion = "tx", arrive = "one", stages = "stages".
+// [[port]] ab (sk_loader.toml:35): out, completion = "tx", arrive = "one", stages = "stages".
 struct Out_ab {
   enum : unsigned { index = 0 };
   enum : long long { arrive = pl::arrive_one };
-  enum : unsigned { stages = 5 };
+  enum : unsigned { stages = 12 };
   struct tensor {  // the tensors of a stage, index = contract order
     struct a {  // bf16 [tile_m x tile_k], row, swizzle 128B
       enum : unsigned { index = 0 };
