@@ -457,7 +457,7 @@ void scan_code(LinkContext& ctx, const Contract& c, const std::string& object,
     if (f.count++ == 0) {
       f.what = what;
       f.first = st.empty() ? st : st + ";`" + where + "`";
-      f.rule = key.rfind("target:", 0) == 0 ? "target" : "conformance";
+      f.rule = key.rfind("target:", 0) == 0 ? "target" : key == "pdl-trigger" ? "pdl" : "conformance";
     }
   };
   // Instructions that exist only on some targets, and which of them this target lacks.
@@ -471,9 +471,11 @@ void scan_code(LinkContext& ctx, const Contract& c, const std::string& object,
   };
   std::set<std::string> shared_used;
   bool waits = false;  // executes griddepcontrol.wait (pdl_wait = "own" needs it)
+  std::string prev;    // the statement before, in the same body
   int indirect = 0;
   for (const std::string& fn : closure(fns, root, indirect)) {
     where = fn == root ? "" : " (in function " + fn + ", which it calls)";
+    prev.clear();
     const std::vector<std::string> body = statements(fns.at(fn));
     Slicer slicer(body);
     std::map<std::string, long long> consts;  // registers set once, from an immediate
@@ -549,6 +551,13 @@ void scan_code(LinkContext& ctx, const Contract& c, const std::string& object,
                   "): it cannot be linked for " + ctx.target.arch,
               raw);
       if (st.rfind("griddepcontrol.wait", 0) == 0) waits = true;
+      // pdl_wait = "own": the trigger lets the next grid be scheduled; pl::pdl_wait() issues it
+      // right after the wait, which keeps a PDL chain to two resident grids. One anywhere else
+      // (before the wait, or on its own) breaks that.
+      if (c.pdl_own_wait && st.rfind("griddepcontrol.launch_dependents", 0) == 0 && prev.rfind("griddepcontrol.wait", 0) != 0)
+        add("pdl-trigger", "says pdl_wait = \"own\" and issues griddepcontrol.launch_dependents other than right after its "
+                           "griddepcontrol.wait (use pl::pdl_wait(), which issues both)", raw);
+      prev = st;
       if (st.rfind("setmaxnreg.", 0) == 0)
         add("setmaxnreg", "issues setmaxnreg; register budgets belong to the generated entry (declare [warps] registers)", raw);
       // In a cluster link (some contract declares [cluster]) the cluster instructions are the

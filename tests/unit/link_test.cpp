@@ -274,6 +274,45 @@ TEST(Pdl, EntryWaitsBeforeAnyRole) {
   compare_golden(e, "tests/expected/gemm_pdl.entry.cu");
 }
 
+// pdl_wait = "own" (the split-K decode GEMM's loader): in its warpgroup the entry does not wait for
+// the whole warpgroup; the other role there (sk_red) waits in its own branch, the loader's branch
+// calls it without a wait (its code waits, after it has started the weight stream), and the other
+// warpgroup (sk_mma) waits as before. Without --pdl nothing changes.
+TEST(Pdl, OwnWaitComponentWaitsItself) {
+  InSourceDir here;
+  auto link = [](bool pdl) {
+    pipelink::LinkOptions o;
+    const std::string d = "examples/llama_decode/components/splitk/";
+    o.inputs = {d + "sk_loader.toml", d + "sk_mma.toml", d + "sk_red.toml"};
+    o.library_dirs = {PL_LLAMA_OBJ_DIR};
+    o.connect = {{"out", "acc"}};
+    o.pdl = pdl;
+    o.check_only = true;
+    pipelink::Diagnostics diags;
+    pipelink::LinkResult r = pipelink::link(o, diags);
+    std::ostringstream s;
+    diags.print(s);
+    EXPECT_TRUE(r.ok) << s.str();
+    return r;
+  };
+  pipelink::LinkResult r = link(true);
+  const std::string e = r.generated_source.substr(r.generated_source.find("// ---- entry"));
+  EXPECT_EQ(count(e, "griddepcontrol.wait;"), 2u) << e;
+  EXPECT_EQ(count(e, "griddepcontrol.launch_dependents;"), 2u) << e;
+  const size_t wg1 = e.find("{  // warpgroup 1");
+  ASSERT_NE(wg1, std::string::npos) << e;
+  const std::string g0 = e.substr(0, wg1), g1 = e.substr(wg1);
+  EXPECT_LT(g0.find("griddepcontrol.wait;"), g0.find("sk_mma_main(ctx);")) << g0;
+  const size_t red = g1.find("sk_red_main(ctx);"), loader = g1.find("sk_loader_main(ctx);");
+  ASSERT_NE(red, std::string::npos);
+  ASSERT_NE(loader, std::string::npos);
+  const size_t red_branch = g1.rfind("{  //", red), loader_branch = g1.rfind("{  //", loader);
+  EXPECT_NE(g1.substr(red_branch, red - red_branch).find("griddepcontrol.wait;"), std::string::npos) << g1;
+  EXPECT_EQ(g1.substr(loader_branch, loader - loader_branch).find("griddepcontrol"), std::string::npos) << g1;
+  EXPECT_NE(r.map.find("(pdl_wait own)"), std::string::npos) << r.map;
+  EXPECT_EQ(link(false).generated_source.find("griddepcontrol"), std::string::npos);
+}
+
 // The linked kernel executes the wait (it survives to the PTX and the machine code), the manifest
 // in the code hashes to the map's line, and the control links to identical machine code.
 TEST(Pdl, LinkedAndControlIdentical) {

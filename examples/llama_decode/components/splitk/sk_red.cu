@@ -6,6 +6,9 @@
 //
 // Consumer of "acc" (f32 [rows x cols] from the main loop, any shape: it reads the stage shape
 // from the port); the tile's column origin is t.n * cols.
+//
+// Assumes (the host's side, trapped in a PL_CHECKED build): M <= rows (the rows past a stage's
+// are not added), N % 4 == 0 and y 16-byte aligned (red.global.add.v4.f32 writes 16-byte vectors).
 #include "sk_red.contract.h"  // pipelink header sk_red.toml: names, pipe operations, records
 
 namespace sk_red {
@@ -22,6 +25,15 @@ PL_COMPONENT(sk_red_main) {
   C::In_out r(ctx);  // the "out" pipe, bound to the main loop's "acc" by --connect out=acc
   const unsigned rows = r.rows(C::In_out::tensor::tile::index), cols = r.cols(C::In_out::tensor::tile::index);
   const unsigned chunks = cols / 4, valid = M < rows ? M : rows;
+#ifdef PL_CHECKED
+  // What the host must guarantee (sk_red.toml): every row of y in one stage, whole 16-byte vectors.
+  if (M > rows || N % 4u != 0 || cols % 4u != 0 || (reinterpret_cast<unsigned long long>(y) & 15u) != 0) {
+    if (ctx.thread() == 0)
+      printf("sk_red: M = %u rows for %u-row stages, N = %u, y = %p: needs M <= rows, N %% 4 == 0, y 16-byte aligned\n",
+             M, rows, N, static_cast<void*>(y));
+    __trap();
+  }
+#endif
   const unsigned n = ctx.threads(), tid = ctx.thread();
   pl::Tile t;
   for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
