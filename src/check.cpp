@@ -298,9 +298,11 @@ void check_tiles(LinkContext& ctx) {
       for (const ParamDecl& p : c->params)
         if (p.name == e) {
           found = true;
-          if (p.type != ParamType::U32)
-            ctx.diags.error("tiles", "tile extent '" + e + "' must be a u32 param, but '" + c->name + "' declares it " +
-                                         param_type_name(p.type), p.loc);
+          // ptr: the extent is the u32 at that device address, read by the tile sequence when
+          // it runs (an extent an earlier kernel computes: the MoE layer's routed row count).
+          if (p.type != ParamType::U32 && p.type != ParamType::Ptr)
+            ctx.diags.error("tiles", "tile extent '" + e + "' must be a u32 param (or a ptr to a u32 in device memory), but '" +
+                                         c->name + "' declares it " + param_type_name(p.type), p.loc);
         }
     (void)found;  // an extent no component declares becomes a u32 param of the tile sequence (allocate)
   }

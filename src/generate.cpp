@@ -224,11 +224,18 @@ void generate(LinkContext& ctx) {
     const ParamSlot* pm = find_param(ctx, td.extent_m);
     const ParamSlot* pn = find_param(ctx, td.extent_n);
     o << "  // " << td.order << " over ceil(" << td.extent_m << " / " << td.tile_m.value << ") x ceil(" << td.extent_n << " / "
-      << td.tile_n.value << ") tiles; " << (ctx.cluster_size() > 1 ? "cluster c takes tile groups c, c + clusters, ...\n" : "block b takes tiles b, b + gridDim.x, ...\n")
-      << "  const unsigned tiles_m = ((unsigned)args->word[" << (pm ? pm->slot : 0) << "] + " << td.tile_m.value - 1 << "u) / "
-      << td.tile_m.value << "u;\n"
-      << "  const unsigned tiles_n = ((unsigned)args->word[" << (pn ? pn->slot : 0) << "] + " << td.tile_n.value - 1 << "u) / "
-      << td.tile_n.value << "u;\n";
+      << td.tile_n.value << ") tiles; " << (ctx.cluster_size() > 1 ? "cluster c takes tile groups c, c + clusters, ...\n" : "block b takes tiles b, b + gridDim.x, ...\n");
+    // An extent declared as a ptr param is the u32 at that address, written by an earlier kernel:
+    // under --pdl read only after the dependency wait (a component may call pl_tile_at before its
+    // own wait: pdl_wait = "own"), which returns at once once this thread has waited.
+    auto extent = [&](const ParamSlot* p) {
+      const std::string word = "args->word[" + std::to_string(p ? p->slot : 0) + "]";
+      return p && p->type == ParamType::Ptr ? "*(const unsigned*)" + word : "(unsigned)" + word;
+    };
+    const bool device_extent = (pm && pm->type == ParamType::Ptr) || (pn && pn->type == ParamType::Ptr);
+    if (device_extent && ctx.opt.pdl) o << "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");  // pdl: the extent is an earlier kernel's output\n";
+    o << "  const unsigned tiles_m = (" << extent(pm) << " + " << td.tile_m.value - 1 << "u) / " << td.tile_m.value << "u;\n"
+      << "  const unsigned tiles_n = (" << extent(pn) << " + " << td.tile_n.value - 1 << "u) / " << td.tile_n.value << "u;\n";
     const int64_t cl = ctx.cluster_size();
     // The ranks of a cluster walk along ctx.cluster_axis (check_cluster): the order's fast
     // dimension unless a multicast tensor's tile_coords ask for the other one.

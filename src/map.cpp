@@ -157,7 +157,13 @@ std::string render_map(const LinkContext& ctx) {
   o << "\n== tile sequence\n";
   if (ctx.tiles)
     o << "  " << ctx.tiles->order << (ctx.tile_order_from_link ? " (--tile-order)" : "") << ", tile " << ctx.tiles->tile_m.value << "x" << ctx.tiles->tile_n.value << " over ["
-      << ctx.tiles->extent_m << ", " << ctx.tiles->extent_n << "], "
+      << ctx.tiles->extent_m << ", " << ctx.tiles->extent_n << "], " << [&] {
+           std::string dev;
+           for (const ParamSlot& p : ctx.params)
+             if (p.type == ParamType::Ptr && (p.name == ctx.tiles->extent_m || p.name == ctx.tiles->extent_n))
+               dev += (dev.empty() ? "" : ", ") + p.name;
+           return dev.empty() ? std::string() : "extent " + dev + " read from device memory (a u32), ";
+         }()
       << (ctx.tiles->order == "grouped" ? "bands of " + std::to_string(ctx.tiles->group) + " tiles along m (m fastest within a band), "
                                         : std::string())
       << (ctx.cluster_size() > 1 ? "persistent by cluster (cluster c takes groups c, c+clusters, ...; a group is " +

@@ -123,9 +123,21 @@ class PipeLinkMoE:
         self.tile_expert = torch.empty(self.max_rows // TILE_M + 1, **i32)
         self.Hm = torch.empty(self.max_rows, I, dtype=torch.bfloat16, device=dev)
         self.Hd = torch.empty(self.max_rows, H, dtype=torch.bfloat16, device=dev)
+        # The layer without a host read (layer_dev, CUDA-graph capturable): gate_up_dev / down_store_dev
+        # are the same objects linked with w_loader_dev.toml, whose tile extent M is the address of the
+        # routing's row total (total_d): the tile sequence reads it when the kernel runs.
+        self.dev = os.path.exists(os.path.join(kdir, "gate_up_dev.cubin"))
+        if self.dev:
+            self.gu_dev = pipelink.Kernel(os.path.join(kdir, "gate_up_dev.cubin"), os.path.join(kdir, "gate_up_dev.map"))
+            self.ds_dev = pipelink.Kernel(os.path.join(kdir, "down_store_dev.cubin"), os.path.join(kdir, "down_store_dev.map"))
 
     def route(self, X):
         """bench_moe's route(): fp32 logits, moe_topk, moe_offsets, the row total read back, moe_scatter."""
+        self.route_dev(X)
+        return int(self.total_d.item())  # the host read
+
+    def route_dev(self, X):
+        """The routing kernels, nothing read back: the row total stays in total_d."""
         T = X.shape[0]
         logits = X.float() @ self.Wr32.t()
         self.counts.zero_()
@@ -135,7 +147,28 @@ class PipeLinkMoE:
         self.row_weight.zero_()
         self.f_scatter.launch((T * K + 255) // 256, 256, T, self.topk_e, self.topk_w, self.topk_pos, self.offsets, self.row_token,
                               self.row_weight)
-        return int(self.total_d.item())  # the host read
+
+    def setup_dev(self, X, Y):
+        """Parameters of the layer without a host read: every buffer at its largest (max_rows), M the
+        address of the row total, grids for the largest tile count (blocks past the tiles exit)."""
+        self.gu_dev.set(x=X, row_token=self.row_token, row_weight=self.row_weight, K=H, w_map=self.w_gu,
+                        out_map=pipelink.tensor_map(self.Hm, box=(self.out_rows, self.tn), swizzle="none", l2_promotion="256B"),
+                        n_step=self.tn, b_stride=I, expert_rows=2 * I, N=I, tile_expert=self.tile_expert, M=self.total_d)
+        self.ds_dev.set(a_map=pipelink.tensor_map(self.Hm, box=(TILE_M, 64), swizzle="128B", l2_promotion="256B"),
+                        out_map=pipelink.tensor_map(self.Hd, box=(TILE_M, 256), swizzle="none", l2_promotion="256B"),
+                        K=I, w_map=self.w_dn, n_step=256, b_stride=128, expert_rows=H, N=H // 2,
+                        tile_expert=self.tile_expert, M=self.total_d)
+        self.Y, self.T = Y, X.shape[0]
+        tiles_m = self.max_rows // TILE_M
+        self.g_gu_dev = min(self.sms, tiles_m * math.ceil(I / self.tn))
+        self.g_dn_dev = min(self.sms, tiles_m * (H // 256))
+
+    def layer_dev(self, X, Y):
+        """Routing to Y with no host read: capturable in one CUDA graph."""
+        self.route_dev(X)
+        self.gu_dev.launch(self.g_gu_dev)
+        self.ds_dev.launch(self.g_dn_dev)
+        self.topk_sum()
 
     def setup(self, X, Y, total):
         hm = self.Hm[:total]
@@ -257,6 +290,58 @@ def main() -> int:
         torch.cuda.synchronize()
         c_at = B.tol_check(Y2, ref, atol, rtol)
         del Y2
+        # the layer without a host read, eager and captured in one CUDA graph: Y against the same
+        # reference, every routed row written, and bit for bit against the layer with the host read
+        c_dev, g_dev = None, None
+        if pl.dev:
+            Y3 = torch.full_like(Y, float("nan"))
+            pl.Hm.fill_(float("nan"))
+            pl.Hd.fill_(float("nan"))
+            pl.setup_dev(X, Y3)
+            pl.layer_dev(X, Y3)
+            torch.cuda.synchronize()
+            c_dev = B.tol_check(Y3, ref, atol, rtol)
+            c_dev["hm_rows_unwritten"] = int(torch.isnan(pl.Hm[:total].float()).any(dim=1).sum())
+            c_dev["hd_rows_unwritten"] = int(torch.isnan(pl.Hd[:total].float()).any(dim=1).sum())
+            c_dev["bit_equal_to_host_read_layer"] = bool(torch.equal(Y3, Y))
+            c_dev["ok"] = c_dev["ok"] and c_dev["hm_rows_unwritten"] == 0 and c_dev["hd_rows_unwritten"] == 0
+            s_ = torch.cuda.Stream()
+            s_.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(s_):
+                pl.layer_dev(X, Y3)
+            torch.cuda.current_stream().wait_stream(s_)
+            torch.cuda.synchronize()
+            g_dev = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g_dev):
+                pl.layer_dev(X, Y3)
+            Y3.fill_(float("nan"))
+            g_dev.replay()
+            torch.cuda.synchronize()
+            c_g = B.tol_check(Y3, ref, atol, rtol)
+            c_dev["graph_ok"] = c_g["ok"]
+            c_dev["graph_bit_equal_to_host_read_layer"] = bool(torch.equal(Y3, Y))
+            c_dev["ok"] = c_dev["ok"] and c_g["ok"]
+            all_ok &= c_dev["ok"]
+        # the torch layer in a CUDA graph too, where it captures (its counts come from scatter_add: no sync)
+        g_t, t_graph_err = None, ""
+        try:
+            s_ = torch.cuda.Stream()
+            s_.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(s_):
+                tm.layer(X, Wr32)
+            torch.cuda.current_stream().wait_stream(s_)
+            torch.cuda.synchronize()
+            g_t = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g_t):
+                out_tg = tm.layer(X, Wr32)
+            g_t.replay()
+            torch.cuda.synchronize()
+            c_tg = B.tol_check(out_tg, ref, atol, rtol)
+            if not c_tg["ok"]:
+                t_graph_err, g_t = "the captured torch layer fails its check", None
+        except Exception as e:  # noqa: BLE001
+            t_graph_err, g_t = f"{type(e).__name__}: {e}", None
+            torch.cuda.synchronize()
         pl.setup(X, Y, total)
         out_t = tm.layer(X, Wr32)
         torch.cuda.synchronize()
@@ -281,8 +366,13 @@ def main() -> int:
         samples = spin_timer.run(cont)
         # -- the layers, round robin without relying on a spin (the PipeLink routing syncs) --
         layer_timer = B.RoundRobin(rounds=a.rounds, warmup=3, spin_ms=3.0)
-        lsamples = layer_timer.run({"pipelink layer (routing kernels, 1 host read)": lambda: pl.layer(X, Y),
-                                    "torch layer (same rounds)": lambda: hold.__setitem__("y", tm.layer(X, Wr32))})
+        lcont = {"pipelink layer (routing kernels, 1 host read)": lambda: pl.layer(X, Y),
+                 "torch layer (same rounds)": lambda: hold.__setitem__("y", tm.layer(X, Wr32))}
+        if g_dev is not None:
+            lcont["pipelink layer, CUDA graph (no host read)"] = g_dev.replay
+        if g_t is not None:
+            lcont["torch layer, CUDA graph"] = g_t.replay
+        lsamples = layer_timer.run(lcont)
         c1 = B.clocks()
         samples.update(lsamples)
         st = {n: B.stats(v) for n, v in samples.items()}
@@ -295,7 +385,19 @@ def main() -> int:
             "pipelink layer / torch layer (no spin, same rounds)": B.paired_ratio(
                 samples["pipelink layer (routing kernels, 1 host read)"], samples["torch layer (same rounds)"]),
         }
+        if g_dev is not None:
+            claims["pipelink graph layer / torch layer (same rounds)"] = B.paired_ratio(
+                samples["pipelink layer, CUDA graph (no host read)"], samples["torch layer (same rounds)"])
+        if g_dev is not None and g_t is not None:
+            claims["pipelink graph layer / torch graph layer"] = B.paired_ratio(
+                samples["pipelink layer, CUDA graph (no host read)"], samples["torch layer, CUDA graph"])
         print(f"\n== T = {T}: {T * K} routed rows, padded to {total}")
+        if c_dev is not None:
+            print(f"  pipelink Y, no host read (eager, then graph) vs fp32 ref: {B.tol_line(c_dev)}; graph ok {c_dev['graph_ok']}; "
+                  f"bit-equal to the host-read layer: eager {c_dev['bit_equal_to_host_read_layer']}, graph "
+                  f"{c_dev['graph_bit_equal_to_host_read_layer']}; Hm / Hd rows unwritten {c_dev['hm_rows_unwritten']} / {c_dev['hd_rows_unwritten']}")
+        if t_graph_err:
+            print(f"  torch layer not captured: {t_graph_err}")
         print(f"  clocks before: {B.clocks_line(c0)}\n  clocks after:  {B.clocks_line(c1)}")
         print(f"  pipelink Y vs fp32 ref: {B.tol_line(c_pl)}; Hm rows unwritten {hm_unwritten}")
         print(f"  pipelink Y (scatter-add down) vs fp32 ref: {B.tol_line(c_at)}; Hd rows unwritten {hd_unwritten}")
@@ -310,6 +412,7 @@ def main() -> int:
             print(f"  {n:52s} {B.fmt_ratio(c)}")
         res["results"].append(dict(T=T, rows=total, clocks_before=c0, clocks_after=c1, flops_gate_up=flops_gu, flops_down=flops_dn,
                                    check_pipelink=c_pl, check_pipelink_scatter_add=c_at, check_torch=c_t, check_pipelink_vs_torch=c_x,
+                                   check_pipelink_no_host_read=c_dev, torch_graph_error=t_graph_err,
                                    entries={n: dict(ms=st[n], runs_ms=samples[n]) for n in samples}, claims=claims))
         del X, Y, ref, p, h_t, hold
         torch.cuda.empty_cache()
@@ -333,8 +436,10 @@ def write_md(path, res):
          "PipeLink down = down_store (GEMM + TMA store of the expert rows) + moe_topk_sum; the scatter-add down (GEMM + "
          "moe_combine's fp32 reductions into Y) is shown beside it.\n",
          "| tokens | PipeLink gate/up ms | torch gate/up ms | ratio | PipeLink down ms | (GEMM + store / sum) | scatter-add down ms | "
-         "torch down ms | ratio | PipeLink layer ms | torch layer ms (spin) | torch layer ms (same rounds) | layer ratio | SM MHz |",
-         "|---:|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+         "torch down ms | ratio | PipeLink layer ms | torch layer ms (spin) | torch layer ms (same rounds) | layer ratio | "
+         "PipeLink layer, CUDA graph (no host read) ms | torch layer, CUDA graph ms | graph layer / torch layer (same rounds) | "
+         "graph / torch graph | SM MHz |",
+         "|---:|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in res["results"]:
         e, c = r["entries"], r["claims"]
         m = lambda n: B.fmt_ms(e[n]["ms"])  # noqa: E731
@@ -344,12 +449,20 @@ def write_md(path, res):
                  f"{m('torch down (grouped_mm + scale + index_add)')} | {B.fmt_ratio(c['pipelink down / torch down'])} | "
                  f"{m('pipelink layer (routing kernels, 1 host read)')} | {m('torch layer')} | {m('torch layer (same rounds)')} | "
                  f"{B.fmt_ratio(c['pipelink layer / torch layer (no spin, same rounds)'])} | "
+                 f"{m('pipelink layer, CUDA graph (no host read)') if 'pipelink layer, CUDA graph (no host read)' in e else '-'} | "
+                 f"{m('torch layer, CUDA graph') if 'torch layer, CUDA graph' in e else '- (' + (r.get('torch_graph_error') or 'not run') + ')'} | "
+                 f"{B.fmt_ratio(c['pipelink graph layer / torch layer (same rounds)']) if 'pipelink graph layer / torch layer (same rounds)' in c else '-'} | "
+                 f"{B.fmt_ratio(c['pipelink graph layer / torch graph layer']) if 'pipelink graph layer / torch graph layer' in c else '-'} | "
                  f"{r['clocks_before'].get('sm_mhz')}→{r['clocks_after'].get('sm_mhz')} |")
     L.append("\n## Checks (per element, |err| <= rms(ref)/16 + 2^-6 |ref| against an fp32 reference of the same routing; PipeLink vs torch with rtol 2^-5)\n")
     L.append("| tokens | output | over tol | worst err/tol | rel L2 | ok |\n|---:|---|---:|---:|---:|---|")
     for r in res["results"]:
-        for n, k in (("PipeLink Y", "check_pipelink"), ("PipeLink Y, scatter-add down", "check_pipelink_scatter_add"), ("torch", "check_torch"), ("PipeLink vs torch", "check_pipelink_vs_torch")):
-            c = r[k]
+        for n, k in (("PipeLink Y", "check_pipelink"), ("PipeLink Y, scatter-add down", "check_pipelink_scatter_add"),
+                     ("PipeLink Y, no host read (eager and graph)", "check_pipelink_no_host_read"), ("torch", "check_torch"),
+                     ("PipeLink vs torch", "check_pipelink_vs_torch")):
+            c = r.get(k)
+            if c is None:
+                continue
             L.append(f"| {r['T']} | {n} | {c['over_tolerance']} | {c['worst_err_over_tol']:.3f} | {c['rel_l2']:.2e} | "
                      f"{'OK' if c['ok'] else '**FAIL**'} |")
     with open(path, "w") as f:

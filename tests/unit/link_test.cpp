@@ -313,6 +313,38 @@ TEST(Pdl, OwnWaitComponentWaitsItself) {
   EXPECT_EQ(link(false).generated_source.find("griddepcontrol"), std::string::npos);
 }
 
+// A tile extent declared as a ptr param (the MoE down projection with w_loader_dev.toml): the
+// generated tile sequence reads the u32 at that address instead of the launch value, and under
+// --pdl waits for the earlier kernels first (a component may walk tiles before its own wait).
+TEST(Tiles, ExtentFromDeviceMemory) {
+  InSourceDir here;
+  auto link = [](bool pdl) {
+    pipelink::LinkOptions o;
+    o.inputs = {"examples/moe/dispatch/a_loader.toml", "examples/moe/gemm/w_loader_dev.toml", "examples/moe/gemm/mma_down.toml",
+                "examples/moe/gemm/mma_down.toml", "examples/qwen_mlp/store/contract.toml"};
+    o.library_dirs = {PL_MOE_OBJ_DIR, PL_MOE_OBJ_DIR "/../qwen_mlp"};
+    o.connect = {{"out", "acc"}};
+    o.pdl = pdl;
+    o.check_only = true;
+    pipelink::Diagnostics diags;
+    pipelink::LinkResult r = pipelink::link(o, diags);
+    std::ostringstream s;
+    diags.print(s);
+    EXPECT_TRUE(r.ok) << s.str();
+    return r;
+  };
+  pipelink::LinkResult r = link(false);
+  const std::string& g = r.generated_source;
+  const std::string seq = g.substr(g.find("pl_tile_at(const pl::Args* args"));
+  EXPECT_NE(seq.find("const unsigned tiles_m = (*(const unsigned*)args->word["), std::string::npos) << seq.substr(0, 800);
+  EXPECT_NE(seq.find("const unsigned tiles_n = ((unsigned)args->word["), std::string::npos) << seq.substr(0, 800);
+  EXPECT_EQ(seq.substr(0, seq.find("\n}\n")).find("griddepcontrol"), std::string::npos);
+  EXPECT_NE(r.map.find("extent M read from device memory"), std::string::npos) << r.map;
+  const std::string pseq = link(true).generated_source;
+  const std::string body = pseq.substr(pseq.find("pl_tile_at(const pl::Args* args"));
+  EXPECT_LT(body.find("griddepcontrol.wait;"), body.find("const unsigned tiles_m")) << body.substr(0, 800);
+}
+
 // The linked kernel executes the wait (it survives to the PTX and the machine code), the manifest
 // in the code hashes to the map's line, and the control links to identical machine code.
 TEST(Pdl, LinkedAndControlIdentical) {
