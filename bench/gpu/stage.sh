@@ -15,7 +15,7 @@ cp "$B"/bench/{bench_qwen_mlp,bench_moe,bench_lvc,bench_util.cubin,swiglu.cubin,
 for k in fused fused_medium fused_narrow fused_small gemm gemm_medium gemm_narrow gemm_small; do
   for s in "" _control; do cp "$B/examples/qwen_mlp/$k$s".{cubin,map} "$D/k/qwen_mlp/"; done
 done
-for k in gate_up down down_store gate_up_dev down_store_dev; do
+for k in gate_up down down_store gate_up_dev down_store_dev gate_up64_dev down_store64_dev; do
   for s in "" _control; do cp "$B/examples/moe/$k$s".{cubin,map} "$D/k/moe/"; done
 done
 cp "$B/examples/moe/routing.cubin" "$D/k/moe/"

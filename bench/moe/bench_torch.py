@@ -120,7 +120,7 @@ class PipeLinkMoE:
                                                    torch.empty(T_max * K, **i32))
         self.row_token = torch.empty(self.max_rows, **i32)
         self.row_weight = torch.empty(self.max_rows, **f32)
-        self.tile_expert = torch.empty(self.max_rows // TILE_M + 1, **i32)
+        self.tile_expert = torch.empty(self.max_rows // 64 + 1, **i32)  # per 128-row tile, or per 64-row one (layer_dev64)
         self.Hm = torch.empty(self.max_rows, I, dtype=torch.bfloat16, device=dev)
         self.Hd = torch.empty(self.max_rows, H, dtype=torch.bfloat16, device=dev)
         # The layer without a host read (layer_dev, CUDA-graph capturable): gate_up_dev / down_store_dev
@@ -130,19 +130,26 @@ class PipeLinkMoE:
         if self.dev:
             self.gu_dev = pipelink.Kernel(os.path.join(kdir, "gate_up_dev.cubin"), os.path.join(kdir, "gate_up_dev.map"))
             self.ds_dev = pipelink.Kernel(os.path.join(kdir, "down_store_dev.cubin"), os.path.join(kdir, "down_store_dev.map"))
+        # The same in 64-row tiles (gate_up64_dev / down_store64_dev: experts padded to 64 rows).
+        self.dev64 = os.path.exists(os.path.join(kdir, "gate_up64_dev.cubin"))
+        if self.dev64:
+            self.gu64 = pipelink.Kernel(os.path.join(kdir, "gate_up64_dev.cubin"), os.path.join(kdir, "gate_up64_dev.map"))
+            self.ds64 = pipelink.Kernel(os.path.join(kdir, "down_store64_dev.cubin"), os.path.join(kdir, "down_store64_dev.map"))
+            self.tm64, self.align64 = self.gu64.fact("tile_m"), self.gu64.fact("expert_align")
 
     def route(self, X):
         """bench_moe's route(): fp32 logits, moe_topk, moe_offsets, the row total read back, moe_scatter."""
         self.route_dev(X)
         return int(self.total_d.item())  # the host read
 
-    def route_dev(self, X):
+    def route_dev(self, X, align=None, tile_m=TILE_M):
         """The routing kernels, nothing read back: the row total stays in total_d."""
         T = X.shape[0]
+        align = align or self.align
         logits = X.float() @ self.Wr32.t()
         self.counts.zero_()
         self.f_topk.launch((T * 32 + 255) // 256, 256, logits, T, E, self.counts, self.topk_e, self.topk_w, self.topk_pos)
-        self.f_offsets.launch(1, 128, self.counts, E, self.align, TILE_M, self.offsets, self.tile_expert, self.total_d)
+        self.f_offsets.launch(1, 128, self.counts, E, align, tile_m, self.offsets, self.tile_expert, self.total_d)
         self.row_token.fill_(-1)
         self.row_weight.zero_()
         self.f_scatter.launch((T * K + 255) // 256, 256, T, self.topk_e, self.topk_w, self.topk_pos, self.offsets, self.row_token,
@@ -162,6 +169,29 @@ class PipeLinkMoE:
         tiles_m = self.max_rows // TILE_M
         self.g_gu_dev = min(self.sms, tiles_m * math.ceil(I / self.tn))
         self.g_dn_dev = min(self.sms, tiles_m * (H // 256))
+
+    def setup_dev64(self, X, Y):
+        """setup_dev for the 64-row-tile kernels."""
+        tm = self.tm64
+        self.gu64.set(x=X, row_token=self.row_token, row_weight=self.row_weight, K=H, w_map=self.w_gu,
+                      out_map=pipelink.tensor_map(self.Hm, box=(self.gu64.fact("out_rows"), self.gu64.fact("tile_n")), swizzle="none",
+                                                  l2_promotion="256B"),
+                      n_step=self.gu64.fact("tile_n"), b_stride=I, expert_rows=2 * I, N=I, tile_expert=self.tile_expert, M=self.total_d)
+        self.ds64.set(a_map=pipelink.tensor_map(self.Hm, box=(tm, 64), swizzle="128B", l2_promotion="256B"),
+                      out_map=pipelink.tensor_map(self.Hd, box=(tm, 256), swizzle="none", l2_promotion="256B"),
+                      K=I, w_map=self.w_dn, n_step=256, b_stride=128, expert_rows=H, N=H // 2,
+                      tile_expert=self.tile_expert, M=self.total_d)
+        self.Y, self.T = Y, X.shape[0]
+        tiles_m = self.max_rows // tm
+        self.g_gu64 = min(self.sms, tiles_m * math.ceil(I / self.gu64.fact("tile_n")))
+        self.g_dn64 = min(self.sms, tiles_m * (H // 256))
+
+    def layer_dev64(self, X, Y):
+        """layer_dev in 64-row tiles: experts padded to 64 rows."""
+        self.route_dev(X, align=self.align64, tile_m=self.tm64)
+        self.gu64.launch(self.g_gu64)
+        self.ds64.launch(self.g_dn64)
+        self.topk_sum()
 
     def layer_dev(self, X, Y):
         """Routing to Y with no host read: capturable in one CUDA graph."""
@@ -322,6 +352,38 @@ def main() -> int:
             c_dev["graph_bit_equal_to_host_read_layer"] = bool(torch.equal(Y3, Y))
             c_dev["ok"] = c_dev["ok"] and c_g["ok"]
             all_ok &= c_dev["ok"]
+        c_dev64, g_dev64, total64 = None, None, 0
+        if pl.dev64:
+            Y4 = torch.full_like(Y, float("nan"))
+            pl.Hm.fill_(float("nan"))
+            pl.Hd.fill_(float("nan"))
+            pl.setup_dev64(X, Y4)
+            pl.layer_dev64(X, Y4)
+            torch.cuda.synchronize()
+            total64 = int(pl.total_d.item())  # for the check only
+            c_dev64 = B.tol_check(Y4, ref, atol, rtol)
+            c_dev64["rows"] = total64
+            c_dev64["hm_rows_unwritten"] = int(torch.isnan(pl.Hm[:total64].float()).any(dim=1).sum())
+            c_dev64["hd_rows_unwritten"] = int(torch.isnan(pl.Hd[:total64].float()).any(dim=1).sum())
+            c_dev64["bit_equal_to_128_row_layer"] = bool(torch.equal(Y4, Y))
+            c_dev64["ok"] = c_dev64["ok"] and c_dev64["hm_rows_unwritten"] == 0 and c_dev64["hd_rows_unwritten"] == 0
+            s_ = torch.cuda.Stream()
+            s_.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(s_):
+                pl.layer_dev64(X, Y4)
+            torch.cuda.current_stream().wait_stream(s_)
+            torch.cuda.synchronize()
+            g_dev64 = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g_dev64):
+                pl.layer_dev64(X, Y4)
+            Y4.fill_(float("nan"))
+            g_dev64.replay()
+            torch.cuda.synchronize()
+            c_g64 = B.tol_check(Y4, ref, atol, rtol)
+            c_dev64["graph_ok"] = c_g64["ok"]
+            c_dev64["ok"] = c_dev64["ok"] and c_g64["ok"]
+            all_ok &= c_dev64["ok"]
+            del Y4
         # the torch layer in a CUDA graph too, where it captures (its counts come from scatter_add: no sync)
         g_t, t_graph_err = None, ""
         try:
@@ -370,6 +432,8 @@ def main() -> int:
                  "torch layer (same rounds)": lambda: hold.__setitem__("y", tm.layer(X, Wr32))}
         if g_dev is not None:
             lcont["pipelink layer, CUDA graph (no host read)"] = g_dev.replay
+        if g_dev64 is not None:
+            lcont["pipelink layer, 64-row tiles, CUDA graph (no host read)"] = g_dev64.replay
         if g_t is not None:
             lcont["torch layer, CUDA graph"] = g_t.replay
         lsamples = layer_timer.run(lcont)
@@ -388,6 +452,12 @@ def main() -> int:
         if g_dev is not None:
             claims["pipelink graph layer / torch layer (same rounds)"] = B.paired_ratio(
                 samples["pipelink layer, CUDA graph (no host read)"], samples["torch layer (same rounds)"])
+        if g_dev64 is not None:
+            claims["pipelink 64-row graph layer / torch layer (same rounds)"] = B.paired_ratio(
+                samples["pipelink layer, 64-row tiles, CUDA graph (no host read)"], samples["torch layer (same rounds)"])
+            if g_dev is not None:
+                claims["pipelink 64-row graph layer / 128-row graph layer"] = B.paired_ratio(
+                    samples["pipelink layer, 64-row tiles, CUDA graph (no host read)"], samples["pipelink layer, CUDA graph (no host read)"])
         if g_dev is not None and g_t is not None:
             claims["pipelink graph layer / torch graph layer"] = B.paired_ratio(
                 samples["pipelink layer, CUDA graph (no host read)"], samples["torch layer, CUDA graph"])
@@ -396,6 +466,10 @@ def main() -> int:
             print(f"  pipelink Y, no host read (eager, then graph) vs fp32 ref: {B.tol_line(c_dev)}; graph ok {c_dev['graph_ok']}; "
                   f"bit-equal to the host-read layer: eager {c_dev['bit_equal_to_host_read_layer']}, graph "
                   f"{c_dev['graph_bit_equal_to_host_read_layer']}; Hm / Hd rows unwritten {c_dev['hm_rows_unwritten']} / {c_dev['hd_rows_unwritten']}")
+        if c_dev64 is not None:
+            print(f"  pipelink Y, 64-row tiles, no host read ({total64} rows) vs fp32 ref: {B.tol_line(c_dev64)}; graph ok "
+                  f"{c_dev64['graph_ok']}; bit-equal to the 128-row layer {c_dev64['bit_equal_to_128_row_layer']}; Hm / Hd rows unwritten "
+                  f"{c_dev64['hm_rows_unwritten']} / {c_dev64['hd_rows_unwritten']}")
         if t_graph_err:
             print(f"  torch layer not captured: {t_graph_err}")
         print(f"  clocks before: {B.clocks_line(c0)}\n  clocks after:  {B.clocks_line(c1)}")
@@ -412,7 +486,8 @@ def main() -> int:
             print(f"  {n:52s} {B.fmt_ratio(c)}")
         res["results"].append(dict(T=T, rows=total, clocks_before=c0, clocks_after=c1, flops_gate_up=flops_gu, flops_down=flops_dn,
                                    check_pipelink=c_pl, check_pipelink_scatter_add=c_at, check_torch=c_t, check_pipelink_vs_torch=c_x,
-                                   check_pipelink_no_host_read=c_dev, torch_graph_error=t_graph_err,
+                                   check_pipelink_no_host_read=c_dev, check_pipelink_64_row_no_host_read=c_dev64, rows_64=total64,
+                                   torch_graph_error=t_graph_err,
                                    entries={n: dict(ms=st[n], runs_ms=samples[n]) for n in samples}, claims=claims))
         del X, Y, ref, p, h_t, hold
         torch.cuda.empty_cache()
@@ -437,9 +512,9 @@ def write_md(path, res):
          "moe_combine's fp32 reductions into Y) is shown beside it.\n",
          "| tokens | PipeLink gate/up ms | torch gate/up ms | ratio | PipeLink down ms | (GEMM + store / sum) | scatter-add down ms | "
          "torch down ms | ratio | PipeLink layer ms | torch layer ms (spin) | torch layer ms (same rounds) | layer ratio | "
-         "PipeLink layer, CUDA graph (no host read) ms | torch layer, CUDA graph ms | graph layer / torch layer (same rounds) | "
-         "graph / torch graph | SM MHz |",
-         "|---:|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+         "PipeLink layer, CUDA graph (no host read) ms | PipeLink layer, 64-row tiles, CUDA graph ms | torch layer, CUDA graph ms | "
+         "graph layer / torch layer (same rounds) | graph / torch graph | SM MHz |",
+         "|---:|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in res["results"]:
         e, c = r["entries"], r["claims"]
         m = lambda n: B.fmt_ms(e[n]["ms"])  # noqa: E731
@@ -450,6 +525,7 @@ def write_md(path, res):
                  f"{m('pipelink layer (routing kernels, 1 host read)')} | {m('torch layer')} | {m('torch layer (same rounds)')} | "
                  f"{B.fmt_ratio(c['pipelink layer / torch layer (no spin, same rounds)'])} | "
                  f"{m('pipelink layer, CUDA graph (no host read)') if 'pipelink layer, CUDA graph (no host read)' in e else '-'} | "
+                 f"{m('pipelink layer, 64-row tiles, CUDA graph (no host read)') if 'pipelink layer, 64-row tiles, CUDA graph (no host read)' in e else '-'} | "
                  f"{m('torch layer, CUDA graph') if 'torch layer, CUDA graph' in e else '- (' + (r.get('torch_graph_error') or 'not run') + ')'} | "
                  f"{B.fmt_ratio(c['pipelink graph layer / torch layer (same rounds)']) if 'pipelink graph layer / torch layer (same rounds)' in c else '-'} | "
                  f"{B.fmt_ratio(c['pipelink graph layer / torch graph layer']) if 'pipelink graph layer / torch graph layer' in c else '-'} | "
@@ -458,7 +534,8 @@ def write_md(path, res):
     L.append("| tokens | output | over tol | worst err/tol | rel L2 | ok |\n|---:|---|---:|---:|---:|---|")
     for r in res["results"]:
         for n, k in (("PipeLink Y", "check_pipelink"), ("PipeLink Y, scatter-add down", "check_pipelink_scatter_add"),
-                     ("PipeLink Y, no host read (eager and graph)", "check_pipelink_no_host_read"), ("torch", "check_torch"),
+                     ("PipeLink Y, no host read (eager and graph)", "check_pipelink_no_host_read"),
+                     ("PipeLink Y, 64-row tiles, no host read (eager and graph)", "check_pipelink_64_row_no_host_read"), ("torch", "check_torch"),
                      ("PipeLink vs torch", "check_pipelink_vs_torch")):
             c = r.get(k)
             if c is None:

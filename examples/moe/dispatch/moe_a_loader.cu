@@ -8,7 +8,11 @@ PL_FACT_DECL(unsigned, tile_m);
 PL_FACT_DECL(unsigned, tile_k);
 
 // What this code compiles in beyond the header's records, checked against a_loader.toml.
-PL_PROVIDE(moe_a_loader_main, expert_align, 128);  // its TMA boxes never straddle two experts' rows
+// -DA_LOADER_ALIGN=64 (a_loader64.toml): the layer with 64-row tiles.
+#ifndef A_LOADER_ALIGN
+#define A_LOADER_ALIGN 128
+#endif
+PL_PROVIDE(moe_a_loader_main, expert_align, A_LOADER_ALIGN);  // its TMA boxes never straddle two experts' rows
 
 PL_COMPONENT(moe_a_loader_main) {
   namespace C = pl_contract::moe_a_loader_main;

@@ -1,7 +1,7 @@
 // moe_gather — dispatch-team. Gathers each expert tile's routed token rows of X into the "ab"
 // pipe's A slice (the GEMM's activations), one tile_k-wide K slice per stage.
 //
-// A tile's rows are the expert's sorted rows m0 .. m0 + 127; row_token[m0 + r] is the token whose
+// A tile's rows are the expert's sorted rows m0 .. m0 + kTileM - 1 (128, or 64 with -DGATHER_TILE_M=64); row_token[m0 + r] is the token whose
 // X row goes there (-1 for padding: zeros). 128 threads copy 16-byte chunks with cp.async,
 // 8 threads per row so each warp instruction reads 4 whole 128-byte row slices, and place them in
 // the 128-byte-swizzled layout wgmma reads (chunk c of row r at r * 128 + (c ^ r % 8) * 16).
@@ -20,7 +20,12 @@ namespace moe_gather {
 #ifndef GATHER_WARPS
 #define GATHER_WARPS 4  // compiled in (register array sizes); the contract's [warps] count must agree
 #endif
-constexpr unsigned kTileM = 128, kThreads = 32 * GATHER_WARPS, kRowsPerPass = kThreads / 8, kPasses = kTileM / kRowsPerPass;
+// Rows per tile, compiled in (the token array's size): 128 (gather.toml) or 64 (gather64.toml,
+// -DGATHER_TILE_M=64). Each expert's rows are padded to it, so it is also expert_align.
+#ifndef GATHER_TILE_M
+#define GATHER_TILE_M 128
+#endif
+constexpr unsigned kTileM = GATHER_TILE_M, kThreads = 32 * GATHER_WARPS, kRowsPerPass = kThreads / 8, kPasses = kTileM / kRowsPerPass;
 
 __device__ __forceinline__ void cp_async_16(unsigned dst, const void* src, bool valid) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0) : "memory");
@@ -31,7 +36,7 @@ __device__ __forceinline__ void arrive_when_landed(unsigned mbar) {
 }  // namespace moe_gather
 
 // What this code compiles in beyond the header's records, checked against gather.toml.
-PL_PROVIDE(moe_gather_main, expert_align, 128);
+PL_PROVIDE(moe_gather_main, expert_align, moe_gather::kTileM);
 PL_USE(moe_gather_main, tile_m, moe_gather::kTileM);
 PL_WARPS(moe_gather_main, GATHER_WARPS);
 

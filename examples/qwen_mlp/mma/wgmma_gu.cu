@@ -24,7 +24,10 @@
 //   contract_small64.toml tile 64 x 64, one warpgroup, -DGU_TILE_N=64 -DGU_SPLIT_N=1
 //                         -DGU_INSTANCES=1: the Llama-1B gate/up (N = 8192) in 128 tiles, one
 //                         wave on 132 SMs (64 x 104 gives 79)
-// and the MoE layer's ../../moe/gemm/mma_gu.toml and mma_down.toml use the default object.
+// and the MoE layer's ../../moe/gemm/mma_gu.toml and mma_down.toml use the default object;
+//   ../../moe/gemm/mma_gu64.toml, mma_down64.toml  tile 64 x 128, two warpgroups split by columns,
+//                         -DGU_TILE_N=128 -DGU_SPLIT_N=1 -DGU_INSTANCES=2: the MoE layer in 64-row
+//                         tiles (half the padding of 128-row experts at few tokens per expert)
 //
 // wgmma_gu.contract.h is generated from all six contracts (pipelink header; see
 // scripts/regen_headers.sh): their common part, i.e. the names and order of the param, ports,
@@ -85,7 +88,7 @@ __device__ __forceinline__ void mma_step(float (&d)[kAcc], unsigned long long da
   wgmma_m64n104k16(d, da, db, scale_d);
 #elif GU_TILE_N == 80 && !GU_SPLIT_N
   wgmma_m64n80k16(d, da, db, scale_d);
-#elif GU_TILE_N == 64 && GU_SPLIT_N && GU_INSTANCES == 1
+#elif (GU_TILE_N == 64 && GU_SPLIT_N && GU_INSTANCES == 1) || (GU_TILE_N == 128 && GU_SPLIT_N && GU_INSTANCES == 2)
   wgmma_m64n64k16(d, da, db, scale_d);
 #else
 #error "generate the wgmma wrapper for this tile (gen_wgmma.py) and add it here"
