@@ -188,6 +188,49 @@ def qwen_configs(kdir, rounds, seed, log):
     return out
 
 
+def splitk_configs(kdir, rounds, seed, log):
+    """The Llama decode's split-K GEMM (examples/llama_decode/components/splitk) at the QKV, O and
+    down shapes, B = 1, 16, 64: f32 partial sums added into y, so the check is against an f32
+    product of the same bf16 operands, and linked and control may differ in the last bits (the
+    order of the atomic adds)."""
+    out = []
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    for name, N, K, what in (("splitk", 3072, 2048, "QKV"), ("splitk", 2048, 2048, "O"), ("splitk_k1024", 2048, 8192, "down")):
+        ks = trio(kdir, "llama_splitk", name)
+        tm, tn, tk, kc = ks[0].fact("tile_m"), ks[0].fact("tile_n"), ks[0].fact("tile_k"), ks[0].fact("k_chunk")
+        W = (torch.randn(N, K, device="cuda") * 0.02).to(torch.bfloat16)
+        wmap = pipelink.tensor_map(W, box=(tn, tk), swizzle="128B", l2_promotion="256B")
+        grid = min(sms, (K // kc) * (N // tn))
+        for Bt in (1, 16, 64):
+            x = torch.randn(Bt, K, device="cuda").to(torch.bfloat16)
+            xmap = pipelink.tensor_map(x, box=(tm, tk), swizzle="128B", l2_promotion="256B")
+            ys = [torch.zeros(Bt, N, device="cuda") for _ in range(3)]
+
+            def run(i, ks=ks, grid=grid, xmap=xmap, ys=ys, Bt=Bt, N=N, K=K):
+                ks[i].launch(grid, x_map=xmap, w_map=wmap, K=K, N=N, M=Bt, y=ys[i])
+
+            run(0)
+            run(1)
+            torch.cuda.synchronize()
+            ref = x.float() @ W.float().t()
+            rms = float(ref.pow(2).mean().sqrt())
+            c = B.tol_check(ys[0], ref, rms / 1024, 2 ** -12)
+            c1 = B.tol_check(ys[1], ref, rms / 1024, 2 ** -12)
+            check = dict(ok=c["ok"] and c1["ok"], words_differing=int((ys[0] != ys[1]).sum().item()),
+                         rel_diff_linked_control=float((ys[0] - ys[1]).norm() / ys[1].norm()), ref_rel_err=c["rel_l2"],
+                         ref="fp32 torch product of the bf16 operands, |err| <= 2^-12 |ref| + rms/1024 (linked and control)")
+            samples, reps = measure(run, rounds, seed)
+            r = record("llama_splitk", name, f"{tm}x{tn}, k_chunk {kc}", f"M={Bt} N={N} K={K} (Llama {what})", grid, ks[0], samples,
+                       reps, check)
+            out.append(r)
+            log(f"llama_splitk/{name} {what} M={Bt}: linked {r['linked_ms']['median']:.4f} control {r['control_ms']['median']:.4f} ms, "
+                f"ratio q1-q3 {r['sample_ratio_linked_control']['q1']:.4f}-{r['sample_ratio_linked_control']['q3']:.4f}, "
+                f"A/A q1-q3 {r['sample_ratio_aa']['q1']:.4f}-{r['sample_ratio_aa']['q3']:.4f}, check {'ok' if check['ok'] else 'FAIL'} "
+                f"(rel diff linked/control {check['rel_diff_linked_control']:.1e})")
+            del x, ys
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kernels", required=True)
@@ -204,6 +247,8 @@ def main():
     date = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     log(f"{props.name}, {date}, torch {torch.__version__}, seed {seed}, {a.rounds} rounds")
     configs = attention_configs(a.kernels, a.rounds, seed, log) + qwen_configs(a.kernels, a.rounds, seed, log)
+    if os.path.isdir(os.path.join(a.kernels, "llama_splitk")):
+        configs += splitk_configs(a.kernels, a.rounds, seed, log)
     ok = all(c["check"]["ok"] for c in configs)
     B.write_json(a.json, dict(bench="linked_vs_control_torch", device=props.name, date=date, rounds=a.rounds, warmup=3, seed=seed,
                               timer="bench/common/bench.py RoundRobin (spin, rotating order), target 0.3 ms per sample",

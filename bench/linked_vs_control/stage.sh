@@ -4,7 +4,8 @@
 #   DEST/k/{gemm,qwen_mlp,moe,transfer}/<kernel>{,_control}.{cubin,map}
 # and for lvc_torch.py (the kernels launched on torch tensors):
 #   DEST/kt/attention/attn_{a,b}{,_control}.{cubin,map} + select.json,
-#   DEST/kt/llama_qwen/{fused_small,gemm_small}{,_control}.{cubin,map}, DEST/py/pipelink
+#   DEST/kt/llama_qwen/{fused_small,gemm_small}{,_control}.{cubin,map},
+#   DEST/kt/llama_splitk/{splitk,splitk_k1024}{,_control}.{cubin,map}, DEST/py/pipelink
 # Usage: bash bench/linked_vs_control/stage.sh BUILD_DIR DEST
 set -euo pipefail
 B=$1 D=$2
@@ -29,5 +30,9 @@ cp "$B/examples/llama_decode/select.json" "$D/kt/attention/"
 for k in fused_small gemm_small; do
   for s in "" _control; do cp "$B/examples/qwen_mlp/$k$s".{cubin,map} "$D/kt/llama_qwen/"; done
 done
+mkdir -p "$D/kt/llama_splitk"
+for k in splitk splitk_k1024; do
+  for s in "" _control; do cp "$B/examples/llama_decode/$k$s".{cubin,map} "$D/kt/llama_splitk/"; done
+done
 cp -r "$B/python/pipelink" "$D/py/"
-echo "stage: 4 linked/control pairs for lvc_torch.py in $D/kt"
+echo "stage: 6 linked/control pairs for lvc_torch.py in $D/kt"
