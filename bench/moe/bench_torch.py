@@ -49,9 +49,22 @@ TILE_M = 128
 dev = torch.device("cuda")
 
 
+ROUTER = {"logits": "fp32"}  # --router: how both pipelines compute the router logits
+
+
+def router_logits(X, Wr32):
+    """The router logits X·Wr^T in fp32, as both pipelines compute them. "fp32" (the default): X
+    converted to fp32, an fp32 GEMM (TF32 off). "bf16": one bf16 tensor-core GEMM with fp32
+    accumulation and fp32 output (torch.mm(..., out_dtype=torch.float32)); Wr32 holds bf16 values,
+    so the products are the same exact values, summed in another order."""
+    if ROUTER["logits"] == "bf16":
+        return torch.mm(X, Wr32.to(torch.bfloat16).t(), out_dtype=torch.float32)
+    return X.float() @ Wr32.t()
+
+
 def route(X, Wr32):
     """The routing both pipelines share: fp32 logits (no ties to break), softmax, top-8, renormalized."""
-    logits = X.float() @ Wr32.t()
+    logits = router_logits(X, Wr32)
     w, idx = torch.topk(torch.softmax(logits, -1), K, dim=-1)
     return w / w.sum(-1, keepdim=True), idx
 
@@ -146,7 +159,7 @@ class PipeLinkMoE:
         """The routing kernels, nothing read back: the row total stays in total_d."""
         T = X.shape[0]
         align = align or self.align
-        logits = X.float() @ self.Wr32.t()
+        logits = router_logits(X, self.Wr32)
         self.counts.zero_()
         self.f_topk.launch((T * 32 + 255) // 256, 256, logits, T, E, self.counts, self.topk_e, self.topk_w, self.topk_pos)
         self.f_offsets.launch(1, 128, self.counts, E, align, tile_m, self.offsets, self.tile_expert, self.total_d)
@@ -262,7 +275,11 @@ def main() -> int:
     ap.add_argument("--json")
     ap.add_argument("--md")
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--router", choices=("fp32", "bf16"), default="fp32",
+                    help="router logits for both pipelines: fp32 GEMM of X converted to fp32 (default), or a bf16 tensor-core "
+                         "GEMM with fp32 output")
     a = ap.parse_args()
+    ROUTER["logits"] = a.router
     Ts = [int(t) for t in a.T.split(",")]
     torch.backends.cuda.matmul.allow_tf32 = False
     props = torch.cuda.get_device_properties(0)
@@ -287,11 +304,11 @@ def main() -> int:
               f"scatter-add down (grid {pl.g_dn}) at T = {T}, {pl.total} rows")
         return 0
 
-    print(f"device: {props.name} ({sms} SMs); torch {torch.__version__}; seed {seed}; {a.rounds} rounds")
+    print(f"device: {props.name} ({sms} SMs); torch {torch.__version__}; seed {seed}; {a.rounds} rounds; router logits {a.router}")
     res = dict(bench="qwen3_30b_a3b_moe_torch_same_process", device=props.name, sms=sms, torch=torch.__version__,
                python=sys.version.split()[0], seed=seed, rounds=a.rounds, date=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                data="X ~ N(0,1), Wr ~ N(0,0.05^2), Wgu, Wd ~ N(0,0.03^2), bf16 (torch.randn); the same tensors for both",
-               torch_weight_layout=tm.layout,
+               torch_weight_layout=tm.layout, router_logits=a.router,
                timer="bench/common/bench.py: torch.cuda._sleep + round robin, CUDA events; median, spread = (q3-q1)/(2 median)",
                results=[])
     all_ok = True
