@@ -50,6 +50,7 @@ dev = torch.device("cuda")
 
 
 ROUTER = {"logits": "fp32"}  # --router: how both pipelines compute the router logits
+_WR_BF16 = {}
 
 
 def router_logits(X, Wr32):
@@ -58,7 +59,10 @@ def router_logits(X, Wr32):
     accumulation and fp32 output (torch.mm(..., out_dtype=torch.float32)); Wr32 holds bf16 values,
     so the products are the same exact values, summed in another order."""
     if ROUTER["logits"] == "bf16":
-        return torch.mm(X, Wr32.to(torch.bfloat16).t(), out_dtype=torch.float32)
+        key = (Wr32.data_ptr(), tuple(Wr32.shape))
+        if key not in _WR_BF16:  # converted once (exact: Wr32 holds bf16 values)
+            _WR_BF16[key] = Wr32.to(torch.bfloat16)
+        return torch.mm(X, _WR_BF16[key].t(), out_dtype=torch.float32)
     return X.float() @ Wr32.t()
 
 
@@ -122,6 +126,7 @@ class PipeLinkMoE:
         # The layer's down: down_store.cubin (GEMM + TMA store of the rows to Hd) + moe_topk_sum.
         self.ds = pipelink.Kernel(os.path.join(kdir, "down_store.cubin"), os.path.join(kdir, "down_store.map"))
         self.f_sum = pipelink.Function(r, "moe_topk_sum", ["u32", "u32", "ptr", "ptr", "ptr", "ptr", "ptr"])
+
         self.tn, self.out_rows, self.align = self.gu.fact("tile_n"), self.gu.fact("out_rows"), self.gu.fact("expert_align")
         self.sms, self.Wr32 = sms, Wr32
         self.w_gu = pipelink.tensor_map(Wgu, box=(self.tn, 64), swizzle="128B", l2_promotion="256B")
