@@ -28,6 +28,10 @@ round robin without a spin, beside the torch layer again. Checks: both outputs p
 an fp32 per-expert reference of the same routing (|err| <= rms(ref)/16 + 2^-6 |ref|), and against
 each other (rtol 2^-5); Hm and Hd poisoned, every routed row must be written.
 --profile: gate/up, down_store, moe_topk_sum and the scatter-add down at the largest T, once each, for ncu.
+--router bf16: both pipelines compute the router logits with one bf16 tensor-core GEMM with fp32 output
+(torch.mm(..., out_dtype=torch.float32)) instead of converting X to fp32 for an fp32 GEMM.
+Also timed: the PipeLink layer without a host read (gate_up_dev / down_store_dev, and the 64-row-tile
+links *64_dev), captured in one CUDA graph, beside the torch layer captured in one.
 """
 from __future__ import annotations
 
