@@ -293,18 +293,41 @@ void check_tiles(LinkContext& ctx) {
     ctx.tiles_resolved.group = 0;
   }
   for (const std::string& e : {ctx.tiles->extent_m, ctx.tiles->extent_n}) {
-    bool found = false;
-    for (const auto& c : ctx.contracts)
+    const Contract* as_ptr = nullptr;  // a component that declares the extent as a ptr param
+    const ParamDecl* ptr_decl = nullptr;
+    const Contract* asks = nullptr;    // a component whose [tiles] says device_extent = [e]
+    for (const auto& c : ctx.contracts) {
       for (const ParamDecl& p : c->params)
         if (p.name == e) {
-          found = true;
           // ptr: the extent is the u32 at that device address, read by the tile sequence when
           // it runs (an extent an earlier kernel computes: the MoE layer's routed row count).
           if (p.type != ParamType::U32 && p.type != ParamType::Ptr)
             ctx.diags.error("tiles", "tile extent '" + e + "' must be a u32 param (or a ptr to a u32 in device memory), but '" +
                                          c->name + "' declares it " + param_type_name(p.type), p.loc);
+          if (p.type == ParamType::Ptr && !as_ptr) as_ptr = c.get(), ptr_decl = &p;
         }
-    (void)found;  // an extent no component declares becomes a u32 param of the tile sequence (allocate)
+      for (const std::string& d : c->tiles.device_extent)
+        if (d == e && !asks) asks = c.get();
+    }
+    // An extent is read from device memory only where a contract asks for it: a ptr param that
+    // merely shares the extent's name must not change what the tile sequence does.
+    if (as_ptr && !asks)
+      ctx.diags.error("tiles", "tile extent '" + e + "' is declared as a ptr param by '" + as_ptr->name +
+                                   "', but no contract's [tiles] says device_extent = [\"" + e +
+                                   "\"]: declare it u32 (a launch value), or add device_extent to read the u32 at that address",
+                      ptr_decl->loc);
+    else if (asks && !as_ptr)
+      ctx.diags.error("tiles", "'" + asks->name + "' asks for device_extent '" + e + "', but no component declares '" + e +
+                                   "' as a ptr param (the address of the u32 the tile sequence reads)",
+                      asks->tiles.device_extent_loc);
+    else if (asks && std::any_of(ctx.contracts.begin(), ctx.contracts.end(),
+                                 [](const auto& c) { return c->cluster.present && c->cluster.size() > 1; }))  // check_cluster runs later
+      // A cluster's last group may walk tiles past the extent, which only TMA's bounds keep
+      // harmless; tensor maps sized for the largest device extent would not clip them.
+      ctx.diags.error("tiles", "device_extent '" + e + "' in a cluster link: the blocks of a cluster walk tiles in groups, "
+                                   "and the last group's tiles past the extent are harmless only where the tensor maps end at "
+                                   "the extent; an extent read from device memory is for one-block links",
+                      asks->tiles.device_extent_loc);
   }
   // The scheduler computes in u32: (extent + tile - 1) / tile.
   for (int64_t v : {ctx.tiles->tile_m.value, ctx.tiles->tile_n.value})

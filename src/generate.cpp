@@ -233,7 +233,24 @@ void generate(LinkContext& ctx) {
       return p && p->type == ParamType::Ptr ? "*(const unsigned*)" + word : "(unsigned)" + word;
     };
     const bool device_extent = (pm && pm->type == ParamType::Ptr) || (pn && pn->type == ParamType::Ptr);
-    if (device_extent && ctx.opt.pdl) o << "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");  // pdl: the extent is an earlier kernel's output\n";
+    // The entry waits before every role; only a component that waits itself (pdl_wait = "own")
+    // can walk tiles before that, so only then does the tile sequence wait first.
+    bool own_wait = false;
+    for (const Instance& in : ctx.instances) own_wait |= in.contract->pdl_own_wait;
+    if (device_extent && ctx.opt.pdl && own_wait) {
+      o << "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");  // pdl: the extent is an earlier kernel's output\n";
+      for (const Instance& in : ctx.instances)
+        if (in.contract->pdl_own_wait && in.index == 0)
+          ctx.diags.warning("pdl", "component '" + in.contract->name + "' waits for earlier kernels itself (pdl_wait = \"own\"), "
+                                   "but the tile sequence reads its extent from device memory, so its first pl::tile_at waits "
+                                   "for them: work it starts before that call still overlaps the previous kernel, work after it does not",
+                            in.contract->pdl_wait_loc.line ? in.contract->pdl_wait_loc : in.contract->loc);
+    }
+    if (device_extent && checked_build(ctx.opt))
+      for (const ParamSlot* p : {pm, pn})
+        if (p && p->type == ParamType::Ptr)
+          o << "  if (args->word[" << p->slot << "] == 0ull || (args->word[" << p->slot
+            << "] & 3ull) != 0ull) asm volatile(\"trap;\");  // PL_CHECKED: extent '" << p->name << "' must point to a u32\n";
     o << "  const unsigned tiles_m = (" << extent(pm) << " + " << td.tile_m.value - 1 << "u) / " << td.tile_m.value << "u;\n"
       << "  const unsigned tiles_n = (" << extent(pn) << " + " << td.tile_n.value - 1 << "u) / " << td.tile_n.value << "u;\n";
     const int64_t cl = ctx.cluster_size();

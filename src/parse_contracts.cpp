@@ -609,7 +609,7 @@ struct Reader {
       TilesDecl& d = c.tiles;
       d.present = true;
       d.loc = at(t);
-      known_keys(*t, "[tiles]", {"order", "tile", "extent", "group"});
+      known_keys(*t, "[tiles]", {"order", "tile", "extent", "group", "device_extent"});
       d.order = str(*t, "order", "[tiles]", false, "row_major");
       if (d.order != "row_major" && d.order != "col_major" && d.order != "grouped" && d.order != "any")
         err(t->get("order"), "[tiles] order must be 'row_major', 'col_major', 'grouped' or 'any' (the link chooses: --tile-order)");
@@ -633,6 +633,14 @@ struct Reader {
         d.extent_m = ext[0];
         d.extent_n = ext[1];
         for (const std::string& e : ext) identifier(t->get("extent"), "[tiles] extent", e);
+      }
+      if (t->get("device_extent")) {
+        d.device_extent_loc = at(t->get("device_extent"));
+        d.device_extent = strings(*t, "device_extent");
+        for (const std::string& e : d.device_extent)
+          if (e != d.extent_m && e != d.extent_n)
+            err(t->get("device_extent"), "[tiles] device_extent names '" + printable(e) + "', which is not one of the extents [" +
+                                             d.extent_m + ", " + d.extent_n + "]");
       }
     }
   }

@@ -136,6 +136,11 @@ struct TilesDecl {
   int64_t group = 0;                  // grouped: tiles along m per band (a multiple of the cluster)
   Quantity tile_m, tile_n;
   std::string extent_m, extent_n;
+  // device_extent = ["M"]: this component declares the extent M as a ptr param, the address of a
+  // u32 in device memory that the tile sequence reads when the kernel runs (an earlier kernel's
+  // result). An extent is read from memory only where a contract says so here.
+  std::vector<std::string> device_extent;
+  SourceLoc device_extent_loc;
   SourceLoc loc;
 };
 

@@ -19,6 +19,7 @@ import ctypes
 import json
 import operator
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
@@ -589,6 +590,16 @@ class Kernel:
         self.params: Dict[str, str] = dict(info["params"])  # name -> type
         self.facts: Dict[str, int] = dict(info["facts"])
         self._set: Dict[str, Any] = {}  # name -> what was set (keeps tensors alive)
+        # Tile extents the kernel reads from device memory ([tiles] device_extent): their ptr param
+        # must be the address of a u32 (the map's tile-sequence line names them).
+        self.device_extents = set()
+        try:
+            with open(map, encoding="utf-8", errors="replace") as f:
+                m = re.search(r"extent ([\w, ]+) read from device memory", f.read())
+            if m:
+                self.device_extents = {x.strip() for x in m.group(1).split(",") if x.strip()}
+        except OSError:
+            pass
 
     def fact(self, name: str) -> int:
         """A resolved fact of the link (e.g. "tile_m")."""
@@ -621,11 +632,19 @@ class Kernel:
             if _is_tensor(value):
                 if value.device.type != "cuda" or (value.device.index is not None and value.device.index != self.device):
                     raise ValueError(f"pipelink.Kernel: param '{name}' (ptr): tensor is on {value.device}, kernel on cuda:{self.device}")
+                if name in self.device_extents:
+                    torch = _torch()
+                    if value.dtype not in (torch.int32, getattr(torch, "uint32", torch.int32)) or value.numel() < 1:
+                        raise TypeError(f"pipelink.Kernel: param '{name}' is a tile extent read from device memory: pass a "
+                                        f"CUDA tensor of int32 or uint32 holding it, not {value.dtype} with {value.numel()} elements")
                 addr = value.data_ptr()
             elif isinstance(value, TensorMap):
                 raise TypeError(f"pipelink.Kernel: param '{name}' is a ptr, not a tensormap: pass the tensor itself")
             else:
                 addr = self._int(name, ty, value, 0, _U64)
+            if name in self.device_extents and (addr == 0 or addr % 4):
+                raise ValueError(f"pipelink.Kernel: param '{name}' is a tile extent read from device memory: it must be the "
+                                 f"address of a u32 (nonzero, 4-byte aligned), not {addr:#x}")
             self._call(lib.plrt_set_ptr, n, ctypes.c_ulonglong(addr))
         elif ty in ("u32", "i32", "u64"):
             lo, hi = {"u32": (0, _U32), "i32": (-(1 << 31), 1 << 31), "u64": (0, _U64)}[ty]
