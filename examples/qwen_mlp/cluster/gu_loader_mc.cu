@@ -36,6 +36,7 @@ PL_COMPONENT(gu_loader_mc_main) {
   const unsigned parts = w.multicast_blocks(), part = w.multicast_part(), mask = w.multicast_mask();
 #ifdef PL_CHECKED
   if (parts > 2) asm volatile("trap;");  // one B block per part: groups of 1 or 2 blocks
+  if (C::param::K::get(ctx) % tile_k != 0) asm volatile("trap;");  // K / tile_k slices would drop K's tail
 #endif
   pl::Tile t;
   for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {

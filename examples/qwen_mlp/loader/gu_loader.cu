@@ -38,7 +38,10 @@ PL_COMPONENT(gu_loader_main) {
   pl::prefetch_tmap(x_map);
   pl::prefetch_tmap(w_map);
   const unsigned tile_m = PL_FACT(tile_m), tile_n = PL_FACT(tile_n), tile_k = PL_FACT(tile_k);
-  const unsigned k_tiles = C::param::K::get(ctx) / tile_k;
+  const unsigned k_tiles = C::param::K::get(ctx) / tile_k;  // the contracts' per_tile
+#ifdef PL_CHECKED
+  if (C::param::K::get(ctx) % tile_k != 0) asm volatile("trap;");  // K / tile_k slices would drop K's tail
+#endif
   const unsigned n_step = C::param::n_step::get(ctx), b_stride = C::param::b_stride::get(ctx);
   const unsigned b_block_bytes = tile_n * tile_k * 2u;
 
