@@ -6,6 +6,7 @@ side; both define the same statistics).
     s = stats(samples["pipelink"])            # median, q1, q3, min, max, spread
     r = paired_ratio(samples["pipelink"], samples["torch.mm"])   # per round; r["verdict"]
     c = tol_check(out, ref, atol=1e-3, rtol=2**-7)             # per element, worst element named
+    g = capture_graph(lambda: k.launch(...))                    # warmed on a side stream, captured
 
 Timer: rounds in which every contender runs once (or `reps` times back to back for short ones),
 each between its own pair of CUDA events on the current stream, in an order shuffled each round
@@ -232,3 +233,19 @@ def write_json(path: str, obj: Any) -> None:
     with open(path, "w") as f:
         json.dump(_clean(obj), f, indent=1)
         f.write("\n")
+
+
+def capture_graph(fn: Callable[[], Any]) -> Any:
+    """fn captured in one torch.cuda.CUDAGraph: run once on a side stream first (allocations and
+    lazy initialisation happen outside the capture), then captured. Returns the graph."""
+    import torch  # noqa: PLC0415
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        fn()
+    torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        fn()
+    return g

@@ -263,6 +263,34 @@ class PipeLinkMoE:
         return self.total
 
 
+def check_dev_layer(pl, setup, layer, X, Y, ref, atol, rtol, other):
+    """A layer without a host read (layer_dev or layer_dev64), eager and then captured in one CUDA
+    graph: Y against the reference, every routed row of Hm and Hd written (poisoned first), and bit
+    for bit against Y of the layer checked before it (`other`). Returns (check, graph, the graph's
+    output buffer): the caller keeps the buffer alive while it replays the graph, which writes it."""
+    Yd = torch.full_like(Y, float("nan"))
+    pl.Hm.fill_(float("nan"))
+    pl.Hd.fill_(float("nan"))
+    setup(X, Yd)
+    layer(X, Yd)
+    torch.cuda.synchronize()
+    rows = int(pl.total_d.item())  # for the check only
+    c = B.tol_check(Yd, ref, atol, rtol)
+    c["rows"] = rows
+    c["hm_rows_unwritten"] = int(torch.isnan(pl.Hm[:rows].float()).any(dim=1).sum())
+    c["hd_rows_unwritten"] = int(torch.isnan(pl.Hd[:rows].float()).any(dim=1).sum())
+    c[f"bit_equal_to_{other}"] = bool(torch.equal(Yd, Y))
+    c["ok"] = c["ok"] and c["hm_rows_unwritten"] == 0 and c["hd_rows_unwritten"] == 0
+    g = B.capture_graph(lambda: layer(X, Yd))
+    Yd.fill_(float("nan"))
+    g.replay()
+    torch.cuda.synchronize()
+    c["graph_ok"] = B.tol_check(Yd, ref, atol, rtol)["ok"]
+    c[f"graph_bit_equal_to_{other}"] = bool(torch.equal(Yd, Y))
+    c["ok"] = c["ok"] and c["graph_ok"]
+    return c, g, Yd
+
+
 def reference(X, Wgu, Wd, w, idx):
     """fp32, expert by expert, from the same routing."""
     Xf = X.float()
@@ -348,80 +376,18 @@ def main() -> int:
         del Y2
         # the layer without a host read, eager and captured in one CUDA graph: Y against the same
         # reference, every routed row written, and bit for bit against the layer with the host read
-        c_dev, g_dev = None, None
-        if pl.dev:
-            Y3 = torch.full_like(Y, float("nan"))
-            pl.Hm.fill_(float("nan"))
-            pl.Hd.fill_(float("nan"))
-            pl.setup_dev(X, Y3)
-            pl.layer_dev(X, Y3)
-            torch.cuda.synchronize()
-            c_dev = B.tol_check(Y3, ref, atol, rtol)
-            c_dev["hm_rows_unwritten"] = int(torch.isnan(pl.Hm[:total].float()).any(dim=1).sum())
-            c_dev["hd_rows_unwritten"] = int(torch.isnan(pl.Hd[:total].float()).any(dim=1).sum())
-            c_dev["bit_equal_to_host_read_layer"] = bool(torch.equal(Y3, Y))
-            c_dev["ok"] = c_dev["ok"] and c_dev["hm_rows_unwritten"] == 0 and c_dev["hd_rows_unwritten"] == 0
-            s_ = torch.cuda.Stream()
-            s_.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(s_):
-                pl.layer_dev(X, Y3)
-            torch.cuda.current_stream().wait_stream(s_)
-            torch.cuda.synchronize()
-            g_dev = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g_dev):
-                pl.layer_dev(X, Y3)
-            Y3.fill_(float("nan"))
-            g_dev.replay()
-            torch.cuda.synchronize()
-            c_g = B.tol_check(Y3, ref, atol, rtol)
-            c_dev["graph_ok"] = c_g["ok"]
-            c_dev["graph_bit_equal_to_host_read_layer"] = bool(torch.equal(Y3, Y))
-            c_dev["ok"] = c_dev["ok"] and c_g["ok"]
-            all_ok &= c_dev["ok"]
-        c_dev64, g_dev64, total64 = None, None, 0
-        if pl.dev64:
-            Y4 = torch.full_like(Y, float("nan"))
-            pl.Hm.fill_(float("nan"))
-            pl.Hd.fill_(float("nan"))
-            pl.setup_dev64(X, Y4)
-            pl.layer_dev64(X, Y4)
-            torch.cuda.synchronize()
-            total64 = int(pl.total_d.item())  # for the check only
-            c_dev64 = B.tol_check(Y4, ref, atol, rtol)
-            c_dev64["rows"] = total64
-            c_dev64["hm_rows_unwritten"] = int(torch.isnan(pl.Hm[:total64].float()).any(dim=1).sum())
-            c_dev64["hd_rows_unwritten"] = int(torch.isnan(pl.Hd[:total64].float()).any(dim=1).sum())
-            c_dev64["bit_equal_to_128_row_layer"] = bool(torch.equal(Y4, Y))
-            c_dev64["ok"] = c_dev64["ok"] and c_dev64["hm_rows_unwritten"] == 0 and c_dev64["hd_rows_unwritten"] == 0
-            s_ = torch.cuda.Stream()
-            s_.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(s_):
-                pl.layer_dev64(X, Y4)
-            torch.cuda.current_stream().wait_stream(s_)
-            torch.cuda.synchronize()
-            g_dev64 = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g_dev64):
-                pl.layer_dev64(X, Y4)
-            Y4.fill_(float("nan"))
-            g_dev64.replay()
-            torch.cuda.synchronize()
-            c_g64 = B.tol_check(Y4, ref, atol, rtol)
-            c_dev64["graph_ok"] = c_g64["ok"]
-            c_dev64["ok"] = c_dev64["ok"] and c_g64["ok"]
-            all_ok &= c_dev64["ok"]
-            del Y4
+        c_dev, g_dev, y_dev = check_dev_layer(pl, pl.setup_dev, pl.layer_dev, X, Y, ref, atol, rtol, "host_read_layer") \
+            if pl.dev else (None, None, None)
+        c_dev64, g_dev64, y_dev64 = check_dev_layer(pl, pl.setup_dev64, pl.layer_dev64, X, Y, ref, atol, rtol, "128_row_layer") \
+            if pl.dev64 else (None, None, None)
+        total64 = c_dev64["rows"] if c_dev64 else 0
+        all_ok &= all(c["ok"] for c in (c_dev, c_dev64) if c is not None)
         # the torch layer in a CUDA graph too, where it captures (its counts come from scatter_add: no sync)
         g_t, t_graph_err = None, ""
         try:
-            s_ = torch.cuda.Stream()
-            s_.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(s_):
-                tm.layer(X, Wr32)
-            torch.cuda.current_stream().wait_stream(s_)
-            torch.cuda.synchronize()
-            g_t = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g_t):
-                out_tg = tm.layer(X, Wr32)
+            hold_t = {}
+            g_t = B.capture_graph(lambda: hold_t.__setitem__("y", tm.layer(X, Wr32)))
+            out_tg = hold_t["y"]
             g_t.replay()
             torch.cuda.synchronize()
             c_tg = B.tol_check(out_tg, ref, atol, rtol)
@@ -515,7 +481,7 @@ def main() -> int:
                                    check_pipelink_no_host_read=c_dev, check_pipelink_64_row_no_host_read=c_dev64, rows_64=total64,
                                    torch_graph_error=t_graph_err,
                                    entries={n: dict(ms=st[n], runs_ms=samples[n]) for n in samples}, claims=claims))
-        del X, Y, ref, p, h_t, hold
+        del X, Y, ref, p, h_t, hold, g_dev, g_dev64, y_dev, y_dev64
         torch.cuda.empty_cache()
     res["all_ok"] = all_ok
     if a.json:

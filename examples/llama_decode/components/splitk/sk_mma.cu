@@ -12,6 +12,8 @@
 // (k_chunk) is the link's; the number of stages per tile is k_chunk / tile_k.
 #include "sk_mma.contract.h"  // pipelink header sk_mma.toml: names, pipe operations, records
 
+#include "../../../qwen_mlp/mma/wgmma_ops.cuh"  // gemm-team's generated wgmma wrappers (gen_wgmma.py): m64n64k16
+
 PL_FACT_DECL(unsigned, k_chunk);
 
 namespace sk_mma {
@@ -24,21 +26,6 @@ __device__ __forceinline__ unsigned long long desc(unsigned smem_addr) {
   return static_cast<unsigned long long>((smem_addr & 0x3FFFFu) >> 4) | (1ull << 16) | (64ull << 32) | (1ull << 62);
 }
 
-// d[64 x 64] (+)= A[64 x 16] · B[64 x 16]^T, both from shared memory; scale_d = 0 overwrites d.
-__device__ __forceinline__ void mma_64x64x16(float (&d)[kAcc], unsigned long long da, unsigned long long db, int scale_d) {
-  asm volatile(
-      "{\n.reg .pred p;\n"
-      "setp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-      "%32, %33, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "l"(da), "l"(db), "r"(scale_d));
-}
 __device__ __forceinline__ void fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
@@ -74,7 +61,7 @@ PL_COMPONENT(sk_mma_main) {
       fence();
 #pragma unroll
       for (unsigned k = 0; k < kTileK / 16; ++k)
-        mma_64x64x16(d, desc(a + k * 32u), desc(b + k * 32u), (kt > 0 || k > 0) ? 1 : 0);
+        wgmma_m64n64k16(d, desc(a + k * 32u), desc(b + k * 32u), (kt > 0 || k > 0) ? 1 : 0);
       commit();
       wait_all();
       fence_operands(d);
