@@ -117,6 +117,18 @@ void place_warps(LinkContext& ctx) {
       x.notes.push_back(std::to_string(warp - declared - transfers) + " idle warp(s) that complete a warpgroup (warpgroup roles start at a multiple of 4 warps; setmaxnreg needs whole warpgroups)");
     return;  // no warpgroups, register budgets or barrier checks over a block that cannot launch
   }
+  if (ctx.target.blocks_per_sm > 1 && threads * ctx.target.blocks_per_sm > ctx.target.max_threads_per_sm) {
+    Diagnostic& x = d.error("threads-limit", "the link needs " + std::to_string(threads) + " threads per block; " +
+                                                 std::to_string(ctx.target.blocks_per_sm) + " blocks need " +
+                                                 std::to_string(threads * ctx.target.blocks_per_sm) + ", and an SM of " +
+                                                 ctx.target.arch + " holds " + std::to_string(ctx.target.max_threads_per_sm) +
+                                                 ctx.target.occupancy(),
+                            ctx.instances.front().contract->warps.loc);
+    for (const Instance& in : ctx.instances)
+      x.notes.push_back(in.name + ": " + std::to_string(in.warps) + (in.warps == 1 ? " warp" : " warps") + ", declared at " +
+                        in.contract->warps.loc.str());
+    return;
+  }
   if (warp == 0) return;
   unsigned groups = (warp + 3) / 4;
   for (unsigned g = 0; g < groups; ++g) {
@@ -195,7 +207,8 @@ void assign_registers(LinkContext& ctx) {
                                              std::to_string(sum) + " > " + std::to_string(cap) + "*" +
                                              std::to_string(ctx.warpgroups.size()) + " = " + std::to_string(pool) +
                                              " registers per thread-of-warpgroup (" + std::to_string(threads) +
-                                             " threads launch with " + std::to_string(cap) + " each); setmaxnreg.inc would wait forever",
+                                             " threads launch with " + std::to_string(cap) + " each" + t.occupancy() +
+                                             "); setmaxnreg.inc would wait forever",
                             loc);
     for (const Instance& in : ctx.instances)
       if (in.contract->registers) x.notes.push_back(in.name + " asks " + std::to_string(in.contract->registers->value) + " at " +
@@ -491,7 +504,8 @@ void place_smem(LinkContext& ctx) {
     for (size_t i : order)
       if (blocks[i].loc.known()) { loc = blocks[i].loc; break; }
     Diagnostic& x = d.error("smem-limit", "the link needs " + std::to_string(total) + " bytes of shared memory per block; " +
-                                              ctx.target.arch + " allows " + std::to_string(ctx.target.max_smem), loc);
+                                              ctx.target.arch + " allows " + std::to_string(ctx.target.max_smem) +
+                                              ctx.target.occupancy(), loc);
     for (size_t i : order)
       x.notes.push_back(blocks[i].owner + " '" + blocks[i].name + "': " + std::to_string(blocks[i].bytes) + " bytes" +
                         (blocks[i].loc.known() ? " at " + blocks[i].loc.str() : ""));

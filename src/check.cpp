@@ -158,7 +158,7 @@ void check_component(LinkContext& ctx, const Contract& c, unsigned instances) {
   for (const SmemRegion& r : c.smem)
     if (r.bytes.value <= 0 || r.bytes.value > ctx.target.max_smem)
       bad("smem-limit", "smem region '" + r.name + "' has " + std::to_string(r.bytes.value) + " bytes; a region holds " +
-                            range(1, ctx.target.max_smem) + " (" + ctx.target.arch + ")", r.bytes.loc);
+                            range(1, ctx.target.max_smem) + " (" + ctx.target.arch + ctx.target.occupancy() + ")", r.bytes.loc);
   for (const MbarrierGroup& m : c.mbarriers) {
     if (m.count.value <= 0 || m.count.value > kMaxMbarriers)
       bad("mbarrier", "mbarrier group '" + m.name + "' has count " + std::to_string(m.count.value) + "; a group holds " +

@@ -31,6 +31,16 @@ struct Target {
   int64_t min_regs = 24, max_regs = 256, regs_step = 8;  // setmaxnreg's operand range
   bool setmaxnreg = true;           // sm_90a, sm_100a, sm_103a, sm_120a; not sm_90
   bool wgmma = true;                // sm_90a only
+  // --blocks-per-sm: how many of the link's blocks must fit on one SM; max_smem and regs_per_sm
+  // above are then already the share of one block (driver.cpp), and occupancy() names it.
+  int blocks_per_sm = 1;
+  int64_t smem_per_sm = 233472, regs_per_sm_total = 65536, max_threads_per_sm = 2048;
+  static constexpr int64_t kSmemReservedPerBlock = 1024;  // CUDA C++ Programming Guide, shared memory: 1 KB per block
+  // "" for one block per SM, else " at N blocks per SM (--blocks-per-sm N)": appended to the limits' diagnostics.
+  std::string occupancy() const {
+    return blocks_per_sm > 1 ? " at " + std::to_string(blocks_per_sm) + " blocks per SM (--blocks-per-sm " + std::to_string(blocks_per_sm) + ")"
+                             : std::string();
+  }
 };
 
 // ---- resolve_facts ----

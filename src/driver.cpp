@@ -133,6 +133,21 @@ LinkResult link_passes(const LinkOptions& options, Diagnostics& diags) {
   ctx.target.regs_per_sm = ti->regs_per_block;
   ctx.target.setmaxnreg = ti->setmaxnreg;
   ctx.target.wgmma = ti->wgmma;
+  ctx.target.smem_per_sm = ti->smem_per_sm;
+  ctx.target.regs_per_sm_total = ti->regs_per_sm;
+  ctx.target.max_threads_per_sm = ti->max_threads_per_sm;
+  // --blocks-per-sm N: a block gets an N-th of the SM (its shared memory less the per-block
+  // reserve, and its registers); the threads check is in allocate (it needs the block's size).
+  if (options.blocks_per_sm < 1 || options.blocks_per_sm > 32) {
+    diags.error("input", "--blocks-per-sm " + std::to_string(options.blocks_per_sm) + ": must be 1..32");
+    return {};
+  }
+  ctx.target.blocks_per_sm = options.blocks_per_sm;
+  if (options.blocks_per_sm > 1) {
+    const int64_t n = options.blocks_per_sm;
+    ctx.target.max_smem = std::min(ctx.target.max_smem, ti->smem_per_sm / n - Target::kSmemReservedPerBlock);
+    ctx.target.regs_per_sm = std::min<int64_t>(ti->regs_per_block, ti->regs_per_sm / n);
+  }
   // The kernel's name is a C++ symbol in the generated unit and a word of the map's launch line.
   if (!is_identifier(options.kernel_name) || reserved_identifier(options.kernel_name)) {
     diags.error("input", "--kernel-name '" + printable(options.kernel_name) +

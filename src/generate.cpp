@@ -358,7 +358,7 @@ void generate(LinkContext& ctx) {
   ctx.unit.prelude = o.str();
   o.str("");
   o << "// ---- entry: initialise mbarriers, then one branch per warpgroup ----\n"
-    << "extern \"C\" __global__ void __launch_bounds__(" << threads << ", 1) " << ctx.opt.kernel_name
+    << "extern \"C\" __global__ void __launch_bounds__(" << threads << ", " << ctx.target.blocks_per_sm << ") " << ctx.opt.kernel_name
     << "(const __grid_constant__ pl::Args args) {\n"
     << "  extern __shared__ __align__(1024) unsigned char pl_smem[];\n";
   o << "#ifdef PL_CHECKED\n"

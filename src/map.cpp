@@ -34,6 +34,8 @@ std::string render_manifest(const LinkContext& ctx) {
     << "checked " << (checked_build(ctx.opt) ? 1 : 0) << "\n";
   // Only a PDL link has the line (a link without it keeps its manifest, and hash, as before).
   if (ctx.opt.pdl) o << "pdl 1\n";
+  // Only a link for several blocks per SM has the line (the runtime checks that the driver fits them).
+  if (ctx.target.blocks_per_sm > 1) o << "blocks_per_sm " << ctx.target.blocks_per_sm << "\n";
   // Only a cluster link has the line (a one-block link's manifest, and hash, are as before).
   if (ctx.cluster_size() > 1)
     o << "cluster " << ctx.cluster->dims[0] << " " << ctx.cluster->dims[1] << " " << ctx.cluster->dims[2]
@@ -54,6 +56,10 @@ std::string render_map(const LinkContext& ctx) {
     << "manifest " << hash << "  (the cubin's pl_manifest; pipelink::Module refuses a cubin from another link)\n"
     << "target " << ctx.target.arch << "  warps " << ctx.total_warps << "  warpgroups " << ctx.warpgroups.size()
     << "  register-cap " << ctx.entry_registers << "\n";
+  if (ctx.target.blocks_per_sm > 1)
+    o << "blocks-per-sm " << ctx.target.blocks_per_sm << "  (--blocks-per-sm: each block may use " << ctx.target.max_smem
+      << " of the SM's " << ctx.target.smem_per_sm << " bytes of shared memory and " << ctx.target.regs_per_sm << " of its "
+      << ctx.target.regs_per_sm_total << " registers)\n";
   if (ctx.cluster_size() > 1)
     o << "cluster " << ctx.cluster->dims[0] << " " << ctx.cluster->dims[1] << " " << ctx.cluster->dims[2] << "  (launch with the cluster "
       << "dimension; the grid is a multiple of " << ctx.cluster_size() << "; declared by " << printable(ctx.cluster_owner->name) << " at "

@@ -124,6 +124,7 @@ Status Module::load(const std::string& cubin_path, const std::string& map_path) 
     cluster_[0] = cluster_[1] = cluster_[2] = 1;
     nonportable_ = false;
     pdl_ = false;
+    blocks_per_sm_ = 1;
     for (std::string line; std::getline(ms, line);) {
       std::istringstream ls(line);
       std::string word;
@@ -146,6 +147,9 @@ Status Module::load(const std::string& cubin_path, const std::string& map_path) 
         if (!(ls >> v) || (v != 0 && v != 1))
           return Status::error("cubin '" + cubin_path + "': malformed pdl line in the launch manifest");
         pdl_ = v == 1;
+      } else if (word == "blocks_per_sm") {
+        if (!(ls >> blocks_per_sm_) || blocks_per_sm_ < 1)
+          return Status::error("cubin '" + cubin_path + "': malformed blocks_per_sm line in the launch manifest");
       } else if (word == "fact") {
         std::string name;
         long long v = 0;
@@ -177,6 +181,20 @@ Status Module::load(const std::string& cubin_path, const std::string& map_path) 
   if (CUresult r = cuFuncSetAttribute(fn_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem_));
       r != CUDA_SUCCESS)
     return Status::error(cu_error(r, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)"));
+  if (blocks_per_sm_ > 1) {
+    // The link was allocated so that blocks_per_sm blocks share an SM (--blocks-per-sm): ask for the
+    // largest shared-memory carveout and check that the driver does fit them.
+    if (CUresult r = cuFuncSetAttribute(fn_, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, CU_SHAREDMEM_CARVEOUT_MAX_SHARED);
+        r != CUDA_SUCCESS)
+      return Status::error(cu_error(r, "cuFuncSetAttribute(PREFERRED_SHARED_MEMORY_CARVEOUT)"));
+    int fit = 0;
+    if (CUresult r = cuOccupancyMaxActiveBlocksPerMultiprocessor(&fit, fn_, static_cast<int>(threads_), smem_); r != CUDA_SUCCESS)
+      return Status::error(cu_error(r, "cuOccupancyMaxActiveBlocksPerMultiprocessor"));
+    if (fit < blocks_per_sm_)
+      return Status::error("cubin '" + cubin_path + "' was linked for " + std::to_string(blocks_per_sm_) +
+                           " blocks per SM (--blocks-per-sm), but the driver fits " + std::to_string(fit) + " of its blocks (" +
+                           std::to_string(threads_) + " threads, " + std::to_string(smem_) + " bytes of shared memory) on one SM");
+  }
   if (nonportable_) {
     if (CUresult r = cuFuncSetAttribute(fn_, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1); r != CUDA_SUCCESS)
       return Status::error(cu_error(r, "cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_ALLOWED)"));

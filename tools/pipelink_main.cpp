@@ -88,6 +88,9 @@ int run(int argc, char** argv) {
                            "whose [tiles] say order = \"any\" follow it, one that names another order refuses the link";
   link->add_option("--tile-order", opt.tile_order, order_help);
   link->add_option("--kernel-name", opt.kernel_name, "name of the generated __global__ entry");
+  const char* bps_help = "allocate the link so that N of its blocks fit on one SM (an N-th of the SM's shared memory, less 1 KB "
+                         "per block, and of its registers for each block; default 1); the runtime checks that the driver fits them";
+  link->add_option("--blocks-per-sm", opt.blocks_per_sm, bps_help)->check(CLI::Range(1, 32));
   link->add_option("--cache-dir", opt.cache_dir,
                    "reuse NVRTC output (the generated unit, the conformance probe) from this directory, keyed by a hash of "
                    "source, options, PipeLink's device headers and the NVRTC version (default: $PIPELINK_CACHE_DIR; none: no cache)");
@@ -100,6 +103,7 @@ int run(int argc, char** argv) {
   repeatable(check->add_option("--connect", connects, "PORT=PIPE: ports named PORT join pipe PIPE (repeatable)"));
   check->add_flag("--pdl", opt.pdl, pdl_help);
   check->add_option("--tile-order", opt.tile_order, order_help);
+  check->add_option("--blocks-per-sm", opt.blocks_per_sm, bps_help)->check(CLI::Range(1, 32));
   common(check);
 
   CLI::App* compile = app.add_subcommand("compile", "compile a component source to LTO-IR with NVRTC");

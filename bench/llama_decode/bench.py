@@ -51,6 +51,14 @@ NONE_MODES = {"rest_none": ("linked", "cublas"), "rest_none_sk": ("linked", "lin
 # --pdl links, select_pdl.json); "rest_none_pdl": without attention. Timed in the same process,
 # interleaved with the others.
 PDL_MODES = {m + "_pdl": v for m, v in REST_MODES.items()}
+# With PDL only (no counterpart without it): the split-K step with the gate/up in 64 x 64 tiles,
+# the plain kernels triggering their successor before their own wait (rest_pdl_tf.cubin) and RoPE
+# + the cache append in the QKV GEMM's reduction (sk_rope): decode.LinkedStep(gemms="linked64",
+# proj="linked", pdl=True, trigger_first=True, rope="fused"). Attention: a, b, select.json's,
+# select_revised.json's; "none_fast_pdl": without attention.
+FAST = dict(gemms="linked64", proj="linked", trigger_first=True, rope="fused")
+FAST_MODES = {"a_fast_pdl": "a", "b_fast_pdl": "b", "selected_fast_pdl": "selected", "revised_fast_pdl": "revised",
+              "none_fast_pdl": None}
 
 
 def capture(torch, fn):
@@ -144,18 +152,22 @@ def point(torch, model, sel, cache, B, ctx, reps, inner, log, check=True, kdir="
             for m, (gemms, proj) in NONE_MODES.items():
                 attns[m + "_pdl"] = attns["none"]
                 rests[m + "_pdl"] = D.LinkedStep(model, kdir, B, cache, gemms=gemms, pdl=True, proj=proj)
-            for m in list(PDL_MODES) + [x + "_pdl" for x in NONE_MODES]:
+            for m, am in FAST_MODES.items():
+                attns[m] = attns["none"] if am is None else attention(sels, True, am, cache)
+                rests[m] = D.LinkedStep(model, kdir, B, cache, pdl=True, **FAST)
+            for m in list(PDL_MODES) + [x + "_pdl" for x in NONE_MODES] + list(FAST_MODES):
                 graphs[m], outs[m] = capture(torch, lambda m=m: rests[m].step(tok, pos, attns[m]))
                 pdl_modes.append(m)
         except Exception as e:  # noqa: BLE001
             row["pdl_error"] = f"{type(e).__name__}: {e}"
             log(f"  B={B} ctx={ctx}: PDL modes failed: {row['pdl_error']}")
             torch.cuda.synchronize()
-            for m in list(PDL_MODES) + [x + "_pdl" for x in NONE_MODES]:
+            for m in list(PDL_MODES) + [x + "_pdl" for x in NONE_MODES] + list(FAST_MODES):
                 if m not in pdl_modes:
                     graphs.pop(m, None)
                     outs.pop(m, None)
-    for m in MODES[:3] + tuple(REST_MODES if kdir else ()) + tuple(x for x in pdl_modes if x in PDL_MODES):
+    checked_pdl = tuple(x for x in pdl_modes if x in PDL_MODES or (x in FAST_MODES and FAST_MODES[x]))
+    for m in MODES[:3] + tuple(REST_MODES if kdir else ()) + checked_pdl:
         row[f"variant_{m}"] = attns[m].last
     if check:
         graphs["torch"].replay()
@@ -170,7 +182,7 @@ def point(torch, model, sel, cache, B, ctx, reps, inner, log, check=True, kdir="
             graphs[m].replay()
             torch.cuda.synchronize()
             row["check"][m] = D.compare_logits(outs[m], ref, noise)
-        for m in tuple(REST_MODES if kdir else ()) + tuple(x for x in pdl_modes if x in PDL_MODES):
+        for m in tuple(REST_MODES if kdir else ()) + checked_pdl:
             attns[m].out.fill_(float("nan"))
             rests[m].poison()
             graphs[m].replay()

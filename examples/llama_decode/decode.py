@@ -285,18 +285,27 @@ def plain_function(cubin: str, name: str, signature):
 _KERNEL_CACHE = {}
 
 
-def _kernels(kdir: str, pdl: bool = False):
+def _kernels(kdir: str, pdl: bool = False, blocks_per_sm: int = 1, trigger_first: bool = False):
     """The plain kernels (rest.cubin), the linked Qwen GEMM kernels (fused_small: gate/up +
     SwiGLU epilogue; fused_small64: the same in 64 x 64 tiles, its --pdl link's loader streaming
     W before its own dependency wait; gemm_small: the same loader, main loop and store, out=acc) and the linked
     split-K GEMMs (splitk: k_chunk 512, splitk_k1024: 1024; components/splitk), loaded once.
     pdl=True: their programmatic-dependent-launch builds (rest_pdl.cubin: the same kernels with
-    griddepcontrol.wait first; fused_small_pdl / gemm_small_pdl: linked with --pdl)."""
+    griddepcontrol.wait first; fused_small_pdl / gemm_small_pdl: linked with --pdl).
+    blocks_per_sm=2 (with pdl): the split-K GEMMs and the 64 x 64 gate/up linked with
+    --blocks-per-sm 2 (splitk*_2pb_pdl, fused_small64_2pb_pdl) in place of sk512, sk1024 and
+    fused64. trigger_first (with pdl): rest_pdl_tf.cubin, whose kernels let the next kernel launch
+    before their own wait."""
     import pipelink  # noqa: PLC0415
-    key = (kdir, pdl)
+    if (blocks_per_sm != 1 or trigger_first) and not pdl:
+        raise ValueError("blocks_per_sm = 2 and trigger_first need pdl = True")
+    if blocks_per_sm not in (1, 2):
+        raise ValueError(f"blocks_per_sm = {blocks_per_sm}: the build links 1 or 2")
+    key = (kdir, pdl, blocks_per_sm, trigger_first)
     if key not in _KERNEL_CACHE:
         sfx = "_pdl" if pdl else ""
-        rest = os.path.join(kdir, f"rest{sfx}.cubin")
+        two = "_2pb" if blocks_per_sm == 2 else ""
+        rest = os.path.join(kdir, f"rest{sfx}{'_tf' if trigger_first else ''}.cubin")
         _KERNEL_CACHE[key] = dict(
             norm=plain_function(rest, "llama_add_rmsnorm", ["ptr", "ptr", "ptr", "ptr", "ptr", "ptr", "u32"]),
             rope=plain_function(rest, "llama_rope_append", ["ptr", "ptr", "ptr", "u32", "ptr", "ptr", "ptr", "u32"]),
@@ -304,11 +313,12 @@ def _kernels(kdir: str, pdl: bool = False):
             rope32=plain_function(rest, "llama_rope_append_f32", ["ptr", "ptr", "ptr", "u32", "ptr", "ptr", "ptr", "u32"]),
             silu=plain_function(rest, "llama_silu_mul", ["ptr", "ptr", "u32"]),
             fused=pipelink.Kernel(os.path.join(kdir, f"fused_small{sfx}.cubin"), os.path.join(kdir, f"fused_small{sfx}.map")),
-            fused64=pipelink.Kernel(os.path.join(kdir, f"fused_small64{sfx}.cubin"), os.path.join(kdir, f"fused_small64{sfx}.map")),
+            fused64=pipelink.Kernel(os.path.join(kdir, f"fused_small64{two}{sfx}.cubin"), os.path.join(kdir, f"fused_small64{two}{sfx}.map")),
             gemm=pipelink.Kernel(os.path.join(kdir, f"gemm_small{sfx}.cubin"), os.path.join(kdir, f"gemm_small{sfx}.map")),
-            sk512=pipelink.Kernel(os.path.join(kdir, f"splitk{sfx}.cubin"), os.path.join(kdir, f"splitk{sfx}.map")),
-            sk1024=pipelink.Kernel(os.path.join(kdir, f"splitk_k1024{sfx}.cubin"), os.path.join(kdir, f"splitk_k1024{sfx}.map")))
-        for n in ("fused", "fused64", "gemm", "sk512", "sk1024"):
+            sk512=pipelink.Kernel(os.path.join(kdir, f"splitk{two}{sfx}.cubin"), os.path.join(kdir, f"splitk{two}{sfx}.map")),
+            sk1024=pipelink.Kernel(os.path.join(kdir, f"splitk_k1024{two}{sfx}.cubin"), os.path.join(kdir, f"splitk_k1024{two}{sfx}.map")),
+            skrope=pipelink.Kernel(os.path.join(kdir, f"splitk_rope{sfx}.cubin"), os.path.join(kdir, f"splitk_rope{sfx}.map")))
+        for n in ("fused", "fused64", "gemm", "sk512", "sk1024", "skrope"):
             if getattr(_KERNEL_CACHE[key][n], "pdl", False) != pdl:
                 raise ValueError(f"{n}: the cubin's manifest says pdl={not pdl}, wanted pdl={pdl}")
     return _KERNEL_CACHE[key]
@@ -349,10 +359,17 @@ class LinkedStep:
     next kernel reads through the _f32 variants of rope_append / add_rmsnorm, which round each
     value to bf16 (what the bf16 cuBLAS output holds) and zero the buffer for the next GEMM. Those
     two buffers start at zero and are zero again after every step; poison() leaves them so.
-    All buffers are fixed (allocated here), so the step can be captured in one CUDA graph."""
+    All buffers are fixed (allocated here), so the step can be captured in one CUDA graph.
+    rope="fused" (proj="linked"): the QKV GEMM is the split-K GEMM linked with sk_rope in sk_red's
+    place (splitk_rope): the last warp to add into a head's 64 columns applies RoPE, writes q and
+    the cache rows and zeroes them, so no rope_append kernel runs (16 kernels fewer per step).
+    blocks_per_sm=2 (pdl, proj="linked", gemms="linked64"): those GEMMs linked with --blocks-per-sm 2,
+    so two blocks share an SM and the next GEMM's blocks stream their weights beside the current
+    one's (see _kernels); trigger_first: the plain kernels let their successor launch before their
+    own wait (rest_pdl_tf.cubin)."""
 
     def __init__(self, model, kdir: str, B: int, cache, gemms: str = "linked", pdl: bool = False,
-                 proj: str = "cublas") -> None:
+                 proj: str = "cublas", blocks_per_sm: int = 1, trigger_first: bool = False, rope: str = "kernel") -> None:
         import pipelink  # noqa: PLC0415
         torch = _torch()
         if gemms not in ("linked", "linked64", "cublas"):
@@ -362,7 +379,14 @@ class LinkedStep:
         self.m, self.B, self.gemms, self.pdl, self.proj = model, B, gemms, pdl, proj
         self.K, self.V = cache
         self.max_ctx = self.K.shape[3]
-        self.k = _kernels(kdir, pdl)
+        if rope not in ("kernel", "fused"):
+            raise ValueError(f"rope = {rope!r}")
+        if rope == "fused" and proj != "linked":
+            raise ValueError("rope = 'fused' is the split-K QKV GEMM's reduction: give proj='linked'")
+        self.rope = rope
+        if blocks_per_sm == 2 and (proj != "linked" or gemms != "linked64"):
+            raise ValueError("blocks_per_sm = 2 links the split-K GEMMs and the 64 x 64 gate/up: give proj='linked', gemms='linked64'")
+        self.k = _kernels(kdir, pdl, blocks_per_sm, trigger_first)
         e = dict(device="cuda", dtype=torch.bfloat16)
         self.x = torch.empty(B, HIDDEN, **e)
         self.h = torch.empty(B, HIDDEN, **e)
@@ -403,6 +427,15 @@ class LinkedStep:
             self.sk_qkv = [self._splitk("sk512", self.h, w, self.qkv32) for w in model.wqkv]
             self.sk_o = [self._splitk("sk512", None, w, self.d32) for w in model.wo]
             self.sk_down = [self._splitk("sk1024", self.H, w, self.d32) for w in model.wd]
+            # rope="fused": the QKV GEMM linked with sk_rope (splitk_rope), whose reduction also
+            # applies RoPE and appends k, v to the cache; its counters start at zero and end there
+            self.rope_count = torch.zeros((QH + 2 * KVH) * HD // 64, device="cuda", dtype=torch.int32)
+            self.sk_qkv_rope = []
+            for l, w in enumerate(model.wqkv):
+                kern, grid, params = self._splitk("skrope", self.h, w, self.qkv32)
+                params.update(count=self.rope_count, q_heads=QH, kv_heads=KVH, cos_t=model.cos, sin_t=model.sin,
+                              q_out=self.q, k_cache=self.K[l], v_cache=self.V[l], max_ctx=self.max_ctx)
+                self.sk_qkv_rope.append((kern, grid, params))
 
     def _xmap(self, x):
         """X's tensor map for the split-K GEMM (all of X's rows in one box of tile_m rows)."""
@@ -433,48 +466,74 @@ class LinkedStep:
         if self.proj == "linked":  # split-K accumulators: they must hold zeros, and do after a step
             self.qkv32.zero_()
             self.d32.zero_()
+            self.rope_count.zero_()
 
-    def _sk(self, spec, x=None) -> None:
+    def _sk(self, spec, x=None, **extra) -> None:
         kern, grid, params = spec
         if x is not None:
             params = dict(params, x_map=self._xmap(x))
+        if extra:
+            params = dict(params, **extra)
         kern.launch(grid, **params)
 
-    def step(self, tok, pos: int, attn):
+    # the kernel classes of a step, for step(skip=...)
+    PARTS = ("norm", "qkv", "rope", "attn", "o", "gu", "down", "head")
+
+    def step(self, tok, pos: int, attn, skip=()):
+        """One decode step. skip: kernel classes (PARTS) left out, for timing what each costs on
+        the step's critical path (bench/llama_decode/ablate.py); the logits are then wrong."""
         torch = _torch()
         m, k, B, pdl = self.m, self.k, self.B, self.pdl
+        bad = set(skip) - set(self.PARTS)
+        if bad:
+            raise ValueError(f"skip: unknown parts {sorted(bad)}")
+        run = lambda part: part not in skip  # noqa: E731
         lp = self.proj == "linked"
         norm, d = (k["norm32"], self.d32) if lp else (k["norm"], self.d)
-        k["norm"].launch(B, 256, self.x, self.x, m.ln1[0], self.h, tok, m.embed, 2, pdl=pdl)
+        if run("norm"):
+            k["norm"].launch(B, 256, self.x, self.x, m.ln1[0], self.h, tok, m.embed, 2, pdl=pdl)
         for l in range(LAYERS):
-            if l > 0:
+            if l > 0 and run("norm"):
                 norm.launch(B, 256, self.x, d, m.ln1[l], self.h, tok, m.embed, 1, pdl=pdl)
-            if lp:
-                self._sk(self.sk_qkv[l])
-                k["rope32"].launch(B, 256, self.qkv32, m.cos, m.sin, pos, self.q, self.K[l], self.V[l], self.max_ctx, pdl=pdl)
+            if lp and self.rope == "fused":
+                if run("qkv"):
+                    self._sk(self.sk_qkv_rope[l], pos=pos)
+            elif lp:
+                if run("qkv"):
+                    self._sk(self.sk_qkv[l])
+                if run("rope"):
+                    k["rope32"].launch(B, 256, self.qkv32, m.cos, m.sin, pos, self.q, self.K[l], self.V[l], self.max_ctx, pdl=pdl)
             else:
-                torch.mm(self.h, m.wqkv[l].t(), out=self.qkv)
-                k["rope"].launch(B, 256, self.qkv, m.cos, m.sin, pos, self.q, self.K[l], self.V[l], self.max_ctx, pdl=pdl)
-            o = attn(l, self.q, pos + 1)
-            if lp:
-                self._sk(self.sk_o[l], x=o)
-            else:
-                torch.mm(o, m.wo[l].t(), out=self.d)
-            norm.launch(B, 256, self.x, d, m.ln2[l], self.h, tok, m.embed, 1, pdl=pdl)
+                if run("qkv"):
+                    torch.mm(self.h, m.wqkv[l].t(), out=self.qkv)
+                if run("rope"):
+                    k["rope"].launch(B, 256, self.qkv, m.cos, m.sin, pos, self.q, self.K[l], self.V[l], self.max_ctx, pdl=pdl)
+            o = attn(l, self.q, pos + 1) if run("attn") else self.q.view(B, QH * HD)
+            if run("o"):
+                if lp:
+                    self._sk(self.sk_o[l], x=o)
+                else:
+                    torch.mm(o, m.wo[l].t(), out=self.d)
+            if run("norm"):
+                norm.launch(B, 256, self.x, d, m.ln2[l], self.h, tok, m.embed, 1, pdl=pdl)
+            if run("gu"):
+                if self.gemms == "linked":
+                    self.fused.launch(self.f_grid, w_map=self.f_w[l], **self.f_common)
+                else:
+                    torch.mm(self.h, m.wgu[l].t(), out=self.gu)
+                    k["silu"].launch(-(-B * FFN // 256), 256, self.gu, self.H, B, pdl=pdl)
+            if run("down"):
+                if lp:
+                    self._sk(self.sk_down[l])
+                else:
+                    torch.mm(self.H, m.wd[l].t(), out=self.d)
+        if run("norm"):
+            norm.launch(B, 256, self.x, d, m.lnf, self.h, tok, m.embed, 1, pdl=pdl)
+        if run("head"):
             if self.gemms == "linked":
-                self.fused.launch(self.f_grid, w_map=self.f_w[l], **self.f_common)
+                k["gemm"].launch(self.g_grid, **self.g_params)
             else:
-                torch.mm(self.h, m.wgu[l].t(), out=self.gu)
-                k["silu"].launch(-(-B * FFN // 256), 256, self.gu, self.H, B, pdl=pdl)
-            if lp:
-                self._sk(self.sk_down[l])
-            else:
-                torch.mm(self.H, m.wd[l].t(), out=self.d)
-        norm.launch(B, 256, self.x, d, m.lnf, self.h, tok, m.embed, 1, pdl=pdl)
-        if self.gemms == "linked":
-            k["gemm"].launch(self.g_grid, **self.g_params)
-        else:
-            torch.mm(self.h, m.embed.t(), out=self.logits)
+                torch.mm(self.h, m.embed.t(), out=self.logits)
         return self.logits
 
 
@@ -591,6 +650,20 @@ def check_rest(model, kdir: str, log, pdl: bool = False):
                 got["rope_q(f32 in)"] = (r.q.clone(), model.rope(qkv_b[:, :QH * HD].view(B, QH, HD), pos))
                 got["v_cache(f32 in)"] = (r.V[2, :, :, pos].clone(), qkv_b[:, QH * HD + KVH * HD:].view(B, KVH, HD))
                 zero["qkv32 after rope_append_f32"] = r.qkv32.clone()
+                # the same GEMM with RoPE and the cache append in its reduction (sk_rope): q and
+                # the cache rows against the rope of the f32 product rounded to bf16
+                xr = torch.randn(B, HIDDEN, generator=g, device="cuda").to(torch.bfloat16)
+                r.h.copy_(xr)
+                r.q.fill_(float("nan"))
+                r.K[3, :, :, pos].fill_(float("nan"))
+                r.V[3, :, :, pos].fill_(float("nan"))
+                ref_b = (xr.float() @ model.wqkv[3].float().t()).to(torch.bfloat16)
+                r._sk(r.sk_qkv_rope[3], pos=pos)
+                got["rope_q(fused in QKV)"] = (r.q.clone(), model.rope(ref_b[:, :QH * HD].view(B, QH, HD), pos))
+                got["rope_k_cache(fused)"] = (r.K[3, :, :, pos].clone(), model.rope(ref_b[:, QH * HD:QH * HD + KVH * HD].view(B, KVH, HD), pos))
+                got["v_cache(fused)"] = (r.V[3, :, :, pos].clone(), ref_b[:, QH * HD + KVH * HD:].view(B, KVH, HD))
+                zero["qkv32 after sk_rope"] = r.qkv32.clone()
+                zero["rope counters after sk_rope"] = r.rope_count.clone()
                 o_in = torch.randn(B, QH * HD, generator=g, device="cuda").to(torch.bfloat16)
                 r._sk(r.sk_o[6], x=o_in)
                 got["o_proj(linked split-K)"] = (r.d32.clone(), o_in.float() @ model.wo[6].float().t())

@@ -17,12 +17,17 @@ cp "$build"/examples/qwen_mlp/{fused_small,gemm_small}.{cubin,map} "$dest/kernel
 # programmatic dependent launch (decode.LinkedStep(pdl=True)): the --pdl links, rest_pdl.cubin, select_pdl.json
 cp "$build"/examples/llama_decode/{attn_a_pdl,attn_b_pdl,fused_small_pdl,gemm_small_pdl}.{cubin,map} \
    "$build"/examples/llama_decode/{rest_pdl.cubin,select_pdl.json} "$dest/kernels/"
-cp examples/llama_decode/decode.py bench/llama_decode/bench.py bench/llama_decode/rule_check.py bench/llama_decode/breakdown.py "$dest/"
+cp examples/llama_decode/decode.py bench/llama_decode/bench.py bench/llama_decode/rule_check.py bench/llama_decode/breakdown.py bench/llama_decode/ablate.py "$dest/"
 cp examples/llama_decode/select_revised{,_pdl}.json "$dest/kernels/"   # the revised rule (rule_check.py, bench.py's revised_sk)
 # the linked split-K GEMM for the QKV, O and down projections (decode.LinkedStep(proj="linked"))
 cp "$build"/examples/llama_decode/{splitk,splitk_k1024,splitk_pdl,splitk_k1024_pdl}.{cubin,map} "$dest/kernels/"
 # the gate/up + SwiGLU in 64 x 64 tiles (decode.LinkedStep(gemms="linked64")), plain and --pdl
 cp "$build"/examples/llama_decode/{fused_small64,fused_small64_pdl}.{cubin,map} "$dest/kernels/"
+# two blocks per SM (decode.LinkedStep(blocks_per_sm=2)): the --blocks-per-sm 2 links, rest_pdl_tf.cubin
+cp "$build"/examples/llama_decode/{splitk_2pb_pdl,splitk_k1024_2pb_pdl,fused_small64_2pb_pdl}.{cubin,map} \
+   "$build"/examples/llama_decode/rest_pdl_tf.cubin "$dest/kernels/"
+# the QKV GEMM with RoPE and the cache append in its reduction (decode.LinkedStep(rope="fused"))
+cp "$build"/examples/llama_decode/{splitk_rope,splitk_rope_pdl}.{cubin,map} "$dest/kernels/"
 if [ $# -ge 2 ]; then
   mkdir -p "$dest/kernels_checked"
   cp "$2"/attn_{a,b}.{cubin,map} "$2"/select.json "$dest/kernels_checked/"

@@ -12,7 +12,7 @@ constexpr unsigned kMaxBarriers = 4;   // [[named_barrier]] entries per componen
 constexpr unsigned kMaxMbarriers = 8;  // [[mbarrier]] groups per component
 constexpr unsigned kMaxPorts = 4;      // [[port]] entries per component
 constexpr unsigned kMaxTensors = 4;    // tensors in one pipe stage
-constexpr unsigned kMaxParams = 8;     // [[param]] entries per component
+constexpr unsigned kMaxParams = 16;    // [[param]] entries per component
 constexpr unsigned kArgTensorMaps = 4; // tensormap params of the whole kernel
 constexpr unsigned kArgWords = 24;     // scalar and pointer params of the whole kernel
 

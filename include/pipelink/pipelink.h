@@ -42,6 +42,12 @@ struct LinkOptions {
   // names an order refuses any other ([tiles] rule). "" = the order the contracts name (row_major
   // when every one says "any").
   std::string tile_order;
+  // --blocks-per-sm N: the link is allocated so that N of its blocks fit on one SM at once (the
+  // register cap at entry, the register budgets' pool and the shared memory a block may use are
+  // the SM's divided by N; N blocks' threads within the SM's). With programmatic dependent launch
+  // this lets the next kernel's blocks become resident beside this one's and start their
+  // independent work (pdl_wait = "own") before this kernel ends. 1: the whole SM for one block.
+  int blocks_per_sm = 1;
   bool emit_ptx = false;            // keep the linked PTX in the result (always kept with save_temps)
   bool save_temps = false;          // keep generated source (and PTX) next to the output
   bool verbose = false;             // pass timings and toolchain logs to stderr

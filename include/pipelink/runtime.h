@@ -64,6 +64,9 @@ class Module {
   Status launch(unsigned grid, CUstream stream = nullptr);
   // Whether the cubin was linked with --pdl (from the verified manifest).
   bool pdl() const { return pdl_; }
+  // How many blocks the link was allocated to fit on one SM (--blocks-per-sm; 1 without); load()
+  // checked that the driver fits them.
+  int blocks_per_sm() const { return blocks_per_sm_; }
   // Blocks per cluster (1: the link has no cluster), from the verified manifest.
   unsigned cluster_blocks() const { return cluster_[0] * cluster_[1] * cluster_[2]; }
   // How many clusters of this kernel can be resident at once (cuOccupancyMaxActiveClusters; for a
@@ -99,6 +102,7 @@ class Module {
   unsigned cluster_[3] = {1, 1, 1};
   bool nonportable_ = false;
   bool pdl_ = false;
+  int blocks_per_sm_ = 1;
   std::map<std::string, Param> params_;
   std::map<std::string, long long> facts_;
   std::vector<std::string> pipes_;      // pipe names in link order (the map's pipes section)

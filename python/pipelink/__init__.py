@@ -294,7 +294,8 @@ def _defines(defines: Union[None, str, Iterable[str], Mapping[str, Any]]) -> Lis
 
 
 def _options(contracts: Any, output: Any, map: Any, library_dirs: Any, include_dirs: Any, connect: Any,
-             defines: Any, arch: str, kernel_name: str, flags: Mapping[str, bool], tile_order: Optional[str] = None) -> int:
+             defines: Any, arch: str, kernel_name: str, flags: Mapping[str, bool], tile_order: Optional[str] = None,
+             blocks_per_sm: int = 1) -> int:
     lib = _libs.c
     o = lib.pl_options_new()
     if not o:
@@ -332,6 +333,10 @@ def _options(contracts: Any, output: Any, map: Any, library_dirs: Any, include_d
             if not isinstance(tile_order, str):
                 raise TypeError("pipelink: tile_order must be a string (row_major, col_major or grouped:G)")
             put("tile_order", tile_order)
+        if isinstance(blocks_per_sm, bool) or not isinstance(blocks_per_sm, int):
+            raise TypeError("pipelink: blocks_per_sm must be an int (1..32)")
+        if blocks_per_sm != 1:
+            put("blocks_per_sm", str(blocks_per_sm))
         for k, v in flags.items():
             put(k, "1" if v else "0")
     except BaseException:
@@ -369,7 +374,8 @@ def link(contracts: Union[PathLike, Iterable[PathLike]], output: Optional[PathLi
          map: Optional[PathLike] = None, library_dirs: Iterable[PathLike] = (), connect: Optional[Mapping[str, str]] = None,
          defines: Union[None, Iterable[str], Mapping[str, Any]] = None, arch: str = "sm_90a", control: bool = False,
          include_dirs: Iterable[PathLike] = (), kernel_name: str = "pipelink_kernel", save_temps: bool = False,
-         emit_ptx: bool = False, verbose: bool = False, pdl: bool = False, tile_order: Optional[str] = None) -> LinkResult:
+         emit_ptx: bool = False, verbose: bool = False, pdl: bool = False, tile_order: Optional[str] = None,
+         blocks_per_sm: int = 1) -> LinkResult:
     """Links contracts into one kernel (`pipelink link`). A contract listed twice is instantiated
     twice. Writes `output` (the cubin) and `map` when given, all or nothing; the result holds the
     cubin and the map either way. Raises LinkError (with every diagnostic) when the link is
@@ -377,10 +383,13 @@ def link(contracts: Union[PathLike, Iterable[PathLike]], output: Optional[PathLi
     entry waits (griddepcontrol.wait) before any component role, and a Kernel loaded from the
     result launches with the programmatic-stream-serialization attribute. tile_order
     (`--tile-order`): "row_major", "col_major" or "grouped:G", for components whose [tiles] say
-    order = "any"."""
+    order = "any". blocks_per_sm (`--blocks-per-sm`): allocate so that that many blocks fit on one
+    SM (an N-th of its shared memory and registers each); a Kernel loaded from the result checks
+    that the driver fits them."""
     _flag("pipelink.link: pdl", pdl)
     o = _options(contracts, output, map, library_dirs, include_dirs, connect, defines, arch, kernel_name,
-                 {"control": control, "save_temps": save_temps, "emit_ptx": emit_ptx, "verbose": verbose, "pdl": pdl}, tile_order)
+                 {"control": control, "save_temps": save_temps, "emit_ptx": emit_ptx, "verbose": verbose, "pdl": pdl}, tile_order,
+                 blocks_per_sm)
     try:
         r = _libs.c.pl_link(o)
     finally:
@@ -393,11 +402,13 @@ def link(contracts: Union[PathLike, Iterable[PathLike]], output: Optional[PathLi
 def check(contracts: Union[PathLike, Iterable[PathLike]], map: Optional[PathLike] = None,
           connect: Optional[Mapping[str, str]] = None, defines: Union[None, Iterable[str], Mapping[str, Any]] = None,
           arch: str = "sm_90a", library_dirs: Iterable[PathLike] = (), include_dirs: Iterable[PathLike] = (),
-          kernel_name: str = "pipelink_kernel", pdl: bool = False, tile_order: Optional[str] = None) -> LinkResult:
+          kernel_name: str = "pipelink_kernel", pdl: bool = False, tile_order: Optional[str] = None,
+          blocks_per_sm: int = 1) -> LinkResult:
     """Checks and allocates only (`pipelink check`): the result has the map and no cubin; writes
     only `map` when given. Raises LinkError when the contracts are refused."""
     _flag("pipelink.check: pdl", pdl)
-    o = _options(contracts, None, map, library_dirs, include_dirs, connect, defines, arch, kernel_name, {"pdl": pdl}, tile_order)
+    o = _options(contracts, None, map, library_dirs, include_dirs, connect, defines, arch, kernel_name, {"pdl": pdl}, tile_order,
+                 blocks_per_sm)
     try:
         r = _libs.c.pl_check(o)
     finally:

@@ -26,6 +26,11 @@
 // and the wait comes before its first global memory access, as in a PipeLink --pdl entry. The
 // trigger follows the wait, so the next kernel's blocks can be scheduled (and run their own
 // prologue up to their wait) while this one works, and a chain keeps at most two kernels resident.
+// With -DLLAMA_PDL_TRIGGER_FIRST as well (rest_pdl_tf.cubin) the trigger comes first: the next
+// kernel may launch while this one still waits for its predecessor, so a linked GEMM after it
+// (pdl_wait = "own") starts its weight stream before the kernel before this one has ended. Still
+// safe: the next kernel's own wait returns only when this kernel has completed, which it does only
+// after its wait returned, i.e. after its predecessor completed and its writes became visible.
 #include <cuda_bf16.h>
 #include <stdint.h>
 
@@ -37,7 +42,10 @@ __device__ __forceinline__ float bf(const __nv_bfloat16 v) { return __bfloat162f
 __device__ __forceinline__ __nv_bfloat16 tobf(const float v) { return __float2bfloat16_rn(v); }
 
 __device__ __forceinline__ void pdl_prologue() {
-#ifdef LLAMA_PDL
+#if defined(LLAMA_PDL) && defined(LLAMA_PDL_TRIGGER_FIRST)
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#elif defined(LLAMA_PDL)
   asm volatile("griddepcontrol.wait;" ::: "memory");
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
