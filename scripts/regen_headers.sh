@@ -31,7 +31,7 @@ HEADERS=(
   "$E/llama_decode/components/attn_core_a/attn_core_a.contract.h|$E/llama_decode/components/attn_core_a/contract.toml"
   "$E/llama_decode/components/attn_core_split/attn_core_split.contract.h|$E/llama_decode/components/attn_core_split/contract.toml"
   "$E/llama_decode/components/attn_writer/attn_writer.contract.h|$E/llama_decode/components/attn_writer/contract.toml"
-  "$E/llama_decode/components/splitk/sk_loader.contract.h|$E/llama_decode/components/splitk/sk_loader.toml $E/llama_decode/components/splitk/sk_loader_k1024.toml $E/llama_decode/components/splitk/sk_loader_s6.toml $E/llama_decode/components/splitk/sk_loader_k1024_s6.toml"
+  "$E/llama_decode/components/splitk/sk_loader.contract.h|$E/llama_decode/components/splitk/sk_loader.toml $E/llama_decode/components/splitk/sk_loader_k1024.toml $E/llama_decode/components/splitk/sk_loader_s6.toml $E/llama_decode/components/splitk/sk_loader_k1024_s6.toml $E/llama_decode/components/splitk/sk_loader_k256.toml"
   "$E/llama_decode/components/splitk/sk_mma.contract.h|$E/llama_decode/components/splitk/sk_mma.toml"
   "$E/llama_decode/components/splitk/sk_red.contract.h|$E/llama_decode/components/splitk/sk_red.toml"
   "$E/llama_decode/components/splitk/sk_rope.contract.h|$E/llama_decode/components/splitk/sk_rope.toml"

@@ -62,13 +62,14 @@ def main() -> int:
         # other builds of the same step, whole and with parts alone: the gate/up in 64 x 64 tiles
         # (128 blocks instead of 79); the plain kernels triggering before their wait; the GEMMs
         # linked with --blocks-per-sm 2 (with PDL only)
-        # (2026-11-30 13:38 UTC also "64x64", "tf", "2pb" = the last two without trigger_first);
-        # RoPE in the QKV GEMM's reduction (rope="fused"), alone and with "64x64 tf" ("fast")
-        others = {"rope": dict(rope="fused")}
+        # (2026-11-30 13:38 UTC also "64x64", "tf", "2pb" = "2pb tf" without trigger_first; 13:47 UTC
+        # "rope" = RoPE in the QKV GEMM's reduction alone, and "2pb tf"): RoPE in the QKV GEMM's
+        # reduction with "64x64 tf" ("fast"), and each with the QKV GEMM in 256-column K chunks
+        others = {"64x64 tf": dict(gemms="linked64", trigger_first=True)} if pdl else {"64x64": dict(gemms="linked64")}
         if pdl:
-            others.update({"64x64 tf": dict(gemms="linked64", trigger_first=True),
-                           "2pb tf": dict(gemms="linked64", blocks_per_sm=2, trigger_first=True),
-                           "fast": dict(gemms="linked64", trigger_first=True, rope="fused")})
+            others.update({"64x64 tf k256": dict(gemms="linked64", trigger_first=True, qkv_k_chunk=256),
+                           "fast": dict(gemms="linked64", trigger_first=True, rope="fused"),
+                           "fast k256": dict(gemms="linked64", trigger_first=True, rope="fused", qkv_k_chunk=256)})
         steps = {"": step}
         for o, kw in others.items():
             st = D.LinkedStep(model, a.kernels, B, cache, pdl=pdl, proj="linked", **dict(dict(gemms="linked"), **kw))

@@ -317,8 +317,10 @@ def _kernels(kdir: str, pdl: bool = False, blocks_per_sm: int = 1, trigger_first
             gemm=pipelink.Kernel(os.path.join(kdir, f"gemm_small{sfx}.cubin"), os.path.join(kdir, f"gemm_small{sfx}.map")),
             sk512=pipelink.Kernel(os.path.join(kdir, f"splitk{two}{sfx}.cubin"), os.path.join(kdir, f"splitk{two}{sfx}.map")),
             sk1024=pipelink.Kernel(os.path.join(kdir, f"splitk_k1024{two}{sfx}.cubin"), os.path.join(kdir, f"splitk_k1024{two}{sfx}.map")),
-            skrope=pipelink.Kernel(os.path.join(kdir, f"splitk_rope{sfx}.cubin"), os.path.join(kdir, f"splitk_rope{sfx}.map")))
-        for n in ("fused", "fused64", "gemm", "sk512", "sk1024", "skrope"):
+            skrope=pipelink.Kernel(os.path.join(kdir, f"splitk_rope{sfx}.cubin"), os.path.join(kdir, f"splitk_rope{sfx}.map")),
+            sk256=pipelink.Kernel(os.path.join(kdir, f"splitk_k256{sfx}.cubin"), os.path.join(kdir, f"splitk_k256{sfx}.map")),
+            skrope256=pipelink.Kernel(os.path.join(kdir, f"splitk_rope_k256{sfx}.cubin"), os.path.join(kdir, f"splitk_rope_k256{sfx}.map")))
+        for n in ("fused", "fused64", "gemm", "sk512", "sk1024", "skrope", "sk256", "skrope256"):
             if getattr(_KERNEL_CACHE[key][n], "pdl", False) != pdl:
                 raise ValueError(f"{n}: the cubin's manifest says pdl={not pdl}, wanted pdl={pdl}")
     return _KERNEL_CACHE[key]
@@ -363,13 +365,15 @@ class LinkedStep:
     rope="fused" (proj="linked"): the QKV GEMM is the split-K GEMM linked with sk_rope in sk_red's
     place (splitk_rope): the last warp to add into a head's 64 columns applies RoPE, writes q and
     the cache rows and zeroes them, so no rope_append kernel runs (16 kernels fewer per step).
+    qkv_k_chunk=256 (proj="linked"): the QKV GEMM in 256-column K chunks (384 tiles) instead of 512.
     blocks_per_sm=2 (pdl, proj="linked", gemms="linked64"): those GEMMs linked with --blocks-per-sm 2,
     so two blocks share an SM and the next GEMM's blocks stream their weights beside the current
     one's (see _kernels); trigger_first: the plain kernels let their successor launch before their
     own wait (rest_pdl_tf.cubin)."""
 
     def __init__(self, model, kdir: str, B: int, cache, gemms: str = "linked", pdl: bool = False,
-                 proj: str = "cublas", blocks_per_sm: int = 1, trigger_first: bool = False, rope: str = "kernel") -> None:
+                 proj: str = "cublas", blocks_per_sm: int = 1, trigger_first: bool = False, rope: str = "kernel",
+                 qkv_k_chunk: int = 512) -> None:
         import pipelink  # noqa: PLC0415
         torch = _torch()
         if gemms not in ("linked", "linked64", "cublas"):
@@ -384,6 +388,8 @@ class LinkedStep:
         if rope == "fused" and proj != "linked":
             raise ValueError("rope = 'fused' is the split-K QKV GEMM's reduction: give proj='linked'")
         self.rope = rope
+        if qkv_k_chunk not in (256, 512):
+            raise ValueError(f"qkv_k_chunk = {qkv_k_chunk}: the build links 256 and 512")
         if blocks_per_sm == 2 and (proj != "linked" or gemms != "linked64"):
             raise ValueError("blocks_per_sm = 2 links the split-K GEMMs and the 64 x 64 gate/up: give proj='linked', gemms='linked64'")
         self.k = _kernels(kdir, pdl, blocks_per_sm, trigger_first)
@@ -424,7 +430,8 @@ class LinkedStep:
             if B > self.sk_tm:
                 raise ValueError(f"the split-K GEMM takes at most {self.sk_tm} rows (tile_m), B = {B}")
             self._sk_x = {}
-            self.sk_qkv = [self._splitk("sk512", self.h, w, self.qkv32) for w in model.wqkv]
+            qk = "256" if qkv_k_chunk == 256 else "512"
+            self.sk_qkv = [self._splitk("sk" + qk, self.h, w, self.qkv32) for w in model.wqkv]
             self.sk_o = [self._splitk("sk512", None, w, self.d32) for w in model.wo]
             self.sk_down = [self._splitk("sk1024", self.H, w, self.d32) for w in model.wd]
             # rope="fused": the QKV GEMM linked with sk_rope (splitk_rope), whose reduction also
@@ -432,7 +439,7 @@ class LinkedStep:
             self.rope_count = torch.zeros((QH + 2 * KVH) * HD // 64, device="cuda", dtype=torch.int32)
             self.sk_qkv_rope = []
             for l, w in enumerate(model.wqkv):
-                kern, grid, params = self._splitk("skrope", self.h, w, self.qkv32)
+                kern, grid, params = self._splitk("skrope256" if qkv_k_chunk == 256 else "skrope", self.h, w, self.qkv32)
                 params.update(count=self.rope_count, q_heads=QH, kv_heads=KVH, cos_t=model.cos, sin_t=model.sin,
                               q_out=self.q, k_cache=self.K[l], v_cache=self.V[l], max_ctx=self.max_ctx)
                 self.sk_qkv_rope.append((kern, grid, params))

@@ -27,7 +27,7 @@ cp "$build"/examples/llama_decode/{fused_small64,fused_small64_pdl}.{cubin,map} 
 cp "$build"/examples/llama_decode/{splitk_2pb_pdl,splitk_k1024_2pb_pdl,fused_small64_2pb_pdl}.{cubin,map} \
    "$build"/examples/llama_decode/rest_pdl_tf.cubin "$dest/kernels/"
 # the QKV GEMM with RoPE and the cache append in its reduction (decode.LinkedStep(rope="fused"))
-cp "$build"/examples/llama_decode/{splitk_rope,splitk_rope_pdl}.{cubin,map} "$dest/kernels/"
+cp "$build"/examples/llama_decode/{splitk_rope,splitk_rope_pdl,splitk_k256,splitk_k256_pdl,splitk_rope_k256,splitk_rope_k256_pdl}.{cubin,map} "$dest/kernels/"
 if [ $# -ge 2 ]; then
   mkdir -p "$dest/kernels_checked"
   cp "$2"/attn_{a,b}.{cubin,map} "$2"/select.json "$dest/kernels_checked/"

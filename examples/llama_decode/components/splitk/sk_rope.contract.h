@@ -14,7 +14,7 @@ namespace sk_rope_main {
 
 enum : unsigned { warps = 2u };  // [warps] count
 enum : bool { warpgroup = false };  // [warps] warpgroup
-enum : unsigned { registers = 64u };  // [warps] registers
+enum : unsigned { registers = 96u };  // [warps] registers
 // instances: [component] instances not declared
 
 // [provide]: the facts this component's owner fixes. Compile-time values; the records come from
@@ -82,7 +82,19 @@ struct max_ctx {  // u32
 };
 }  // namespace param
 
-// [[port]] out (sk_rope.toml:64): in, arrive = "warp", stages = "1".
+// [[named_barrier]]: hardware barriers, index = contract order.
+namespace barrier {
+struct arrive_sync {
+  enum : unsigned { index = 0 };
+  enum : unsigned { threads = 64 };
+  static __device__ __forceinline__ unsigned id(const pl::Ctx& ctx) { return ctx.slots->bar[index]; }
+  static __device__ __forceinline__ void sync(const pl::Ctx& ctx) {
+    pl::named_barrier_sync(ctx.slots->bar[index], ctx.slots->bar_threads[index]);
+  }
+};
+}  // namespace barrier
+
+// [[port]] out (sk_rope.toml:69): in, arrive = "warp", stages = "1".
 struct In_out {
   enum : unsigned { index = 0 };
   enum : long long { arrive = pl::arrive_warp };

@@ -3,20 +3,18 @@
 // and the attention.
 //
 // Per tile (K chunk t.m, column tile t.n) it adds the f32 partial tile into y as sk_red does
-// (red.global.add.v4.f32), then counts its arrival: each of its warps fences its reductions and
-// adds 1 to count[t.n]. The warp that brings the count to (K / k_chunk) * warps is the last to
-// add into that column tile, so y's 64 columns hold their full sums: that warp reads them (from
-// L2), rounds each to bf16 (what a bf16 GEMM output holds) and, the column tile being one head,
+// (red.global.add.v4.f32), then counts its arrival: every thread fences (membar.gl) its
+// reductions, the component's named barrier joins its 64 threads, and thread 0 adds 1 to
+// count[t.n]; a barrier reduction (bar.red.or) tells all 64 whether that add was the column
+// tile's last (K / k_chunk adds). If so, y's 64 columns hold their full sums: the 64 threads
+// fence again, read them (ld.global.cg, from L2; eight pairs per thread in flight at once), round
+// each to bf16 (what a bf16 GEMM output holds) and, the column tile being one head,
 //   q heads (t.n < q_heads):              rotate-half RoPE at pos, to q_out[m, t.n, :];
 //   k heads (q_heads <= t.n < + kv_heads): RoPE, to k_cache[m, head, pos, :];
 //   v heads (the rest):                    as is, to v_cache[m, head, pos, :];
 // each RoPE product and their sum rounded once, in f32, as llama_rope_append (rest_kernels.cu)
 // and PyTorch's fp32 formula do. It writes zeros back to those y columns and sets count[t.n] back
 // to 0, so y and count are zero again when the kernel ends, ready for the next layer's QKV GEMM.
-//
-// Ordering: every lane fences (membar.gl) after its reductions and before its warp's counter add;
-// the last warp fences after the add and reads y with ld.global.cg, so the sums it reads include
-// every other warp's reductions.
 //
 // Assumes (the host's side, trapped in a PL_CHECKED build): M <= rows, 64-column tiles,
 // N == (q_heads + 2 kv_heads) * 64, K % k_chunk == 0, y 16-byte aligned, pos < max_ctx and a
@@ -36,12 +34,6 @@ __device__ __forceinline__ unsigned short to_bf16(float v) {
   return r;
 }
 __device__ __forceinline__ float from_bf16(unsigned short b) { return __uint_as_float(static_cast<unsigned>(b) << 16); }
-// y's sum rounded to bf16 (as a float), and zero written back
-__device__ __forceinline__ float take(float* p) {
-  const float v = __ldcg(p);
-  __stcg(p, 0.f);
-  return from_bf16(to_bf16(v));
-}
 }  // namespace sk_rope
 
 PL_COMPONENT(sk_rope_main) {
@@ -60,8 +52,8 @@ PL_COMPONENT(sk_rope_main) {
   C::In_out r(ctx);  // the "out" pipe, bound to the main loop's "acc" by --connect out=acc
   const unsigned rows = r.rows(C::In_out::tensor::tile::index), cols = r.cols(C::In_out::tensor::tile::index);
   const unsigned chunks = cols / 4, valid = M < rows ? M : rows;
-  const unsigned n = ctx.threads(), tid = ctx.thread(), lane = tid & 31u;
-  const unsigned arrivals = (K / PL_FACT(k_chunk)) * (n / 32u);
+  const unsigned n = ctx.threads(), tid = ctx.thread();
+  const unsigned tiles_per_col = K / PL_FACT(k_chunk);  // the arrivals that complete a column tile
 #ifdef PL_CHECKED
   if (M > rows || cols != 64u || N != (q_heads + 2u * kv_heads) * cols || K % PL_FACT(k_chunk) != 0u || pos >= max_ctx ||
       (reinterpret_cast<unsigned long long>(y) & 15u) != 0) {
@@ -87,32 +79,69 @@ PL_COMPONENT(sk_rope_main) {
     r.advance();
 
     __threadfence();
-    __syncwarp();
-    unsigned last = 0;
-    if (lane == 0) last = atomicAdd(count + t.n, 1u) == arrivals - 1u;
-    if (!__shfl_sync(0xffffffffu, last, 0)) continue;
+    C::barrier::arrive_sync::sync(ctx);  // every thread's reductions fenced
+    int last = 0;
+    if (tid == 0) last = atomicAdd(count + t.n, 1u) == tiles_per_col - 1u;
+    // bar.red.or over the component's 64 threads: all learn thread 0's answer
+    asm volatile("{\n .reg .pred p, q;\n setp.ne.s32 p, %1, 0;\n bar.red.or.pred q, %2, %3, p;\n selp.s32 %0, 1, 0, q;\n}"
+                 : "=r"(last) : "r"(last), "r"(C::barrier::arrive_sync::id(ctx)), "r"(ctx.slots->bar_threads[C::barrier::arrive_sync::index])
+                 : "memory");
+    if (!last) continue;
     __threadfence();
     const unsigned head = t.n;
     if (head < q_heads + kv_heads) {
-      for (unsigned e = lane; e < valid * half; e += 32) {
-        const unsigned m = e / half, d = e % half;
-        float* row = y + size_t(m) * N + col0;
-        const float x0 = take(row + d), x1 = take(row + d + half);
-        const float o0 = __fadd_rn(__fmul_rn(x0, cs[d]), __fmul_rn(-x1, sn[d]));
-        const float o1 = __fadd_rn(__fmul_rn(x1, cs[d + half]), __fmul_rn(x0, sn[d + half]));
-        unsigned short* dst = head < q_heads ? q_out + (size_t(m) * q_heads + head) * cols
-                                            : k_cache + ((size_t(m) * kv_heads + (head - q_heads)) * max_ctx + pos) * cols;
-        dst[d] = to_bf16(o0);
-        dst[d + half] = to_bf16(o1);
+      unsigned short* base = head < q_heads ? q_out + size_t(head) * cols : k_cache + (size_t(head - q_heads) * max_ctx + pos) * cols;
+      const size_t row_stride = head < q_heads ? size_t(q_heads) * cols : size_t(kv_heads) * max_ctx * cols;
+      constexpr unsigned kBatch = 8;  // pairs per thread in flight
+      for (unsigned e0 = tid; e0 < valid * half; e0 += n * kBatch) {
+        float x0[kBatch], x1[kBatch];
+#pragma unroll
+        for (unsigned j = 0; j < kBatch; ++j) {
+          const unsigned e = e0 + j * n;
+          if (e < valid * half) {
+            const float* row = y + size_t(e / half) * N + col0;
+            x0[j] = __ldcg(row + e % half);
+            x1[j] = __ldcg(row + e % half + half);
+          }
+        }
+#pragma unroll
+        for (unsigned j = 0; j < kBatch; ++j) {
+          const unsigned e = e0 + j * n;
+          if (e < valid * half) {
+            const unsigned m = e / half, d = e % half;
+            float* row = y + size_t(m) * N + col0;
+            __stcg(row + d, 0.f);
+            __stcg(row + d + half, 0.f);
+            const float a = from_bf16(to_bf16(x0[j])), b = from_bf16(to_bf16(x1[j]));
+            const float o0 = __fadd_rn(__fmul_rn(a, cs[d]), __fmul_rn(-b, sn[d]));
+            const float o1 = __fadd_rn(__fmul_rn(b, cs[d + half]), __fmul_rn(a, sn[d + half]));
+            unsigned short* dst = base + m * row_stride;
+            dst[d] = to_bf16(o0);
+            dst[d + half] = to_bf16(o1);
+          }
+        }
       }
     } else {
       const unsigned vh = head - q_heads - kv_heads;
-      for (unsigned e = lane; e < valid * cols; e += 32) {
-        const unsigned m = e / cols, d = e % cols;
-        v_cache[((size_t(m) * kv_heads + vh) * max_ctx + pos) * cols + d] = to_bf16(take(y + size_t(m) * N + col0 + d));
+      constexpr unsigned kBatch = 16;
+      for (unsigned e0 = tid; e0 < valid * cols; e0 += n * kBatch) {
+        float x[kBatch];
+#pragma unroll
+        for (unsigned j = 0; j < kBatch; ++j) {
+          const unsigned e = e0 + j * n;
+          if (e < valid * cols) x[j] = __ldcg(y + size_t(e / cols) * N + col0 + e % cols);
+        }
+#pragma unroll
+        for (unsigned j = 0; j < kBatch; ++j) {
+          const unsigned e = e0 + j * n;
+          if (e < valid * cols) {
+            const unsigned m = e / cols, d = e % cols;
+            __stcg(y + size_t(m) * N + col0 + d, 0.f);
+            v_cache[((size_t(m) * kv_heads + vh) * max_ctx + pos) * cols + d] = to_bf16(x[j]);
+          }
+        }
       }
     }
-    __syncwarp();
-    if (lane == 0) count[t.n] = 0u;  // read again only by a later kernel
+    if (tid == 0) count[t.n] = 0u;  // read again only by a later kernel
   }
 }
