@@ -24,14 +24,14 @@
 # pipelink_link(TARGET <name> COMPONENTS <component>...
 #               [OUTPUT <cubin>] [MAP] [CONTROL] [SAVE_TEMPS] [CONNECT <PORT=PIPE>...]
 #               [DEFINES <NAME[=V]>...] [INCLUDE_DIRECTORIES <dir>...] [KERNEL_NAME <name>]
-#               [ARCH sm_90a] [PDL] [TILE_ORDER <order>] [BLOCKS_PER_SM <n>] [EXCLUDE_FROM_ALL])
+#               [ARCH sm_90a] [PDL] [PDL_EARLY_TRIGGER] [TILE_ORDER <order>] [BLOCKS_PER_SM <n>] [EXCLUDE_FROM_ALL])
 #   Runs `pipelink link` over the components' contracts, in order (a component listed twice is
 #   instantiated twice), searching the components' output directories (-L). Writes OUTPUT
 #   (default <current binary dir>/<name>.cubin; relative paths are relative to it), with MAP also
 #   <base>.map, and with CONTROL also the monolithic control <base>_control.cubin (and
 #   <base>_control.map with MAP) through `pipelink link --control`. PDL links both with --pdl
 #   (programmatic dependent launch: the entry waits before any role; the runtime launches with
-#   the attribute). TILE_ORDER (row_major, col_major or grouped:G) is --tile-order for both: the
+#   the attribute; PDL_EARLY_TRIGGER adds --pdl-early-trigger). TILE_ORDER (row_major, col_major or grouped:G) is --tile-order for both: the
 #   order of the tile sequence, for components whose [tiles] say order = "any". BLOCKS_PER_SM is
 #   --blocks-per-sm for both (that many blocks fit on one SM). Creates the custom target
 #   <name> (built by `all` unless EXCLUDE_FROM_ALL) with the properties PIPELINK_CUBIN,
@@ -206,7 +206,7 @@ function(pipelink_add_component)
 endfunction()
 
 function(pipelink_link)
-  cmake_parse_arguments(PARSE_ARGV 0 A "CONTROL;MAP;SAVE_TEMPS;EXCLUDE_FROM_ALL;PDL"
+  cmake_parse_arguments(PARSE_ARGV 0 A "CONTROL;MAP;SAVE_TEMPS;EXCLUDE_FROM_ALL;PDL;PDL_EARLY_TRIGGER"
     "TARGET;OUTPUT;KERNEL_NAME;ARCH;TILE_ORDER;BLOCKS_PER_SM"
     "COMPONENTS;CONNECT;DEFINES;INCLUDE_DIRECTORIES")
   if(A_UNPARSED_ARGUMENTS)
@@ -285,6 +285,9 @@ function(pipelink_link)
   endif()
   if(A_PDL)
     list(APPEND common --pdl)   # the control too: linked and control stay machine-code identical
+  endif()
+  if(A_PDL_EARLY_TRIGGER)
+    list(APPEND common --pdl-early-trigger)
   endif()
 
   set(link_flags "")

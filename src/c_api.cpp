@@ -160,7 +160,12 @@ int pl_options_set(pl_options* o, const char* key, const char* value, char* err,
       }
       opt.blocks_per_sm = std::stoi(v);
     }
-    else if (k == "control" || k == "save_temps" || k == "emit_ptx" || k == "verbose" || k == "pdl") {
+    else if (k == "pdl_early_trigger") {
+      if (!parse_bool(value, opt.pdl_early_trigger)) {
+        set_err(err, err_size, "option 'pdl_early_trigger' takes 0 or 1, got '" + v + "'");
+        return -1;
+      }
+    } else if (k == "control" || k == "save_temps" || k == "emit_ptx" || k == "verbose" || k == "pdl") {
       bool b = false;
       if (!parse_bool(value, b)) {
         set_err(err, err_size, "option '" + k + "' takes 0 or 1, got '" + v + "'");

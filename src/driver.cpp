@@ -143,6 +143,10 @@ LinkResult link_passes(const LinkOptions& options, Diagnostics& diags) {
     return {};
   }
   ctx.target.blocks_per_sm = options.blocks_per_sm;
+  if (options.pdl_early_trigger && !options.pdl) {
+    diags.error("input", "--pdl-early-trigger changes where a --pdl entry triggers the next grid: give --pdl too");
+    return {};
+  }
   if (options.blocks_per_sm > 1) {
     const int64_t n = options.blocks_per_sm;
     ctx.target.max_smem = std::min(ctx.target.max_smem, ti->smem_per_sm / n - Target::kSmemReservedPerBlock);

@@ -404,10 +404,17 @@ void generate(LinkContext& ctx) {
     bool own_wait = false;
     for (int i : wg.instances) own_wait |= ctx.instances[i].contract->pdl_own_wait;
     const bool role_wait = ctx.opt.pdl && own_wait;
-    const char* wait_line =
-        "      asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");  // pdl: before this role\n"
-        "      asm volatile(\"griddepcontrol.launch_dependents;\" ::: \"memory\");\n";
-    if (ctx.opt.pdl && !own_wait)
+    const bool early = ctx.opt.pdl && ctx.opt.pdl_early_trigger;
+    const char* wait_line = early ? "      asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");  // pdl: before this role\n"
+                                  : "      asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");  // pdl: before this role\n"
+                                    "      asm volatile(\"griddepcontrol.launch_dependents;\" ::: \"memory\");\n";
+    if (early)
+      // --pdl-early-trigger: the next grid may launch before this one's wait (its own wait still
+      // covers all of this grid, which completes only after this wait has returned).
+      o << "    asm volatile(\"griddepcontrol.launch_dependents;\" ::: \"memory\");  // pdl: early trigger, before the wait\n";
+    if (early && !own_wait)
+      o << "    asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");  // pdl: after the prologue, before any role\n";
+    else if (ctx.opt.pdl && !own_wait)
       // Programmatic dependent launch (--pdl). Everything above touches only this block's shared
       // memory and registers, so it may overlap the previous grid; every global access (any
       // component role, a transfer) comes after the wait, which returns once the grids this one

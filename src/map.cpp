@@ -52,6 +52,7 @@ std::string render_map(const LinkContext& ctx) {
   std::snprintf(hash, sizeof hash, "%016llx", manifest_hash(render_manifest(ctx)));
   o << "# PipeLink link map\n"
     << "launch " << ctx.opt.kernel_name << " threads " << threads << " smem " << ctx.smem_bytes << (ctx.opt.pdl ? " pdl" : "")
+    << (ctx.opt.pdl && ctx.opt.pdl_early_trigger ? " early-trigger" : "")
     << "\n"
     << "manifest " << hash << "  (the cubin's pl_manifest; pipelink::Module refuses a cubin from another link)\n"
     << "target " << ctx.target.arch << "  warps " << ctx.total_warps << "  warpgroups " << ctx.warpgroups.size()

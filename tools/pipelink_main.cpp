@@ -84,6 +84,9 @@ int run(int argc, char** argv) {
                          "component role, then lets the next grid launch; the map and manifest say pdl, and the runtime launches "
                          "with the programmatic-stream-serialization attribute";
   link->add_flag("--pdl", opt.pdl, pdl_help);
+  const char* early_help = "with --pdl: the entry lets the next grid launch before its wait instead of after it, so the next kernel "
+                           "may become resident (and start what needs no earlier output) while this one still waits";
+  link->add_flag("--pdl-early-trigger", opt.pdl_early_trigger, early_help);
   const char* order_help = "the tile sequence's order: row_major, col_major or grouped:G (G tiles along m per band); components "
                            "whose [tiles] say order = \"any\" follow it, one that names another order refuses the link";
   link->add_option("--tile-order", opt.tile_order, order_help);
@@ -102,6 +105,7 @@ int run(int argc, char** argv) {
   check->add_option("--map-svg", opt.map_svg_path, "write the link map as a picture (SVG)");
   repeatable(check->add_option("--connect", connects, "PORT=PIPE: ports named PORT join pipe PIPE (repeatable)"));
   check->add_flag("--pdl", opt.pdl, pdl_help);
+  check->add_flag("--pdl-early-trigger", opt.pdl_early_trigger, early_help);
   check->add_option("--tile-order", opt.tile_order, order_help);
   check->add_option("--blocks-per-sm", opt.blocks_per_sm, bps_help)->check(CLI::Range(1, 32));
   common(check);

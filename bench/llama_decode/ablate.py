@@ -64,20 +64,23 @@ def main() -> int:
         # linked with --blocks-per-sm 2 (with PDL only)
         # (2026-11-30 13:38 UTC also "64x64", "tf", "2pb" = "2pb tf" without trigger_first; 13:47 UTC
         # "rope" = RoPE in the QKV GEMM's reduction alone, and "2pb tf"): RoPE in the QKV GEMM's
-        # reduction with "64x64 tf" ("fast"), and each with the QKV GEMM in 256-column K chunks
+        # reduction with "64x64 tf" ("fast"); 13:50 UTC each with the QKV GEMM in 256-column K chunks
+        # (not faster)); "fast et": every linked kernel of "fast" linked with --pdl-early-trigger
         others = {"64x64 tf": dict(gemms="linked64", trigger_first=True)} if pdl else {"64x64": dict(gemms="linked64")}
         if pdl:
-            others.update({"64x64 tf k256": dict(gemms="linked64", trigger_first=True, qkv_k_chunk=256),
-                           "fast": dict(gemms="linked64", trigger_first=True, rope="fused"),
-                           "fast k256": dict(gemms="linked64", trigger_first=True, rope="fused", qkv_k_chunk=256)})
+            others.update({"fast": dict(gemms="linked64", trigger_first=True, rope="fused"),
+                           "fast et": dict(gemms="linked64", trigger_first=True, rope="fused", early_trigger=True)})
+        # the early-trigger builds take the attention linked so too
+        attn_et = D.PipeLinkAttention(D.selection(a.kernels, pdl=True, table="select_et"), cache, mode="selected") if pdl else None
         steps = {"": step}
         for o, kw in others.items():
             st = D.LinkedStep(model, a.kernels, B, cache, pdl=pdl, proj="linked", **dict(dict(gemms="linked"), **kw))
             steps[o] = st
-            graphs[f"whole ({o})"], _ = BL.capture(torch, lambda st=st: st.step(tok, pos, attn))
+            at = attn_et if kw.get("early_trigger") else attn
+            graphs[f"whole ({o})"], _ = BL.capture(torch, lambda st=st, at=at: st.step(tok, pos, at))
             for p in ("gu", "qkv", "down"):
-                graphs[f"only {p} ({o})"], _ = BL.capture(torch, lambda st=st, p=p: st.step(tok, pos, attn, skip=only[p]))
-            graphs[f"only GEMMs ({o})"], _ = BL.capture(torch, lambda st=st: st.step(tok, pos, attn, skip=("norm", "rope", "attn")))
+                graphs[f"only {p} ({o})"], _ = BL.capture(torch, lambda st=st, p=p, at=at: st.step(tok, pos, at, skip=only[p]))
+            graphs[f"only GEMMs ({o})"], _ = BL.capture(torch, lambda st=st, at=at: st.step(tok, pos, at, skip=("norm", "rope", "attn")))
         t = BL.time_graphs(torch, graphs, a.reps, 10)
         # the split-K accumulators are garbage after partial steps: zero them, replay each whole
         # step once and compare its logits with the first build's (atomics reorder f32 sums)
@@ -111,7 +114,7 @@ def main() -> int:
             m = t[n]["median"]
             log(f"   {n:22s} {m:.4f} ms [{t[n]['min']:.4f}, {t[n]['max']:.4f}]" + (f"  whole - this = {whole - m:+.4f} ms" if n.startswith("without") else ""))
         res["points"].append(row)
-        del graphs, step, steps, attn, cache
+        del graphs, step, steps, attn, attn_et, cache
         torch.cuda.empty_cache()
         with open(a.json, "w") as f:
             json.dump(res, f, indent=1)

@@ -285,7 +285,7 @@ def plain_function(cubin: str, name: str, signature):
 _KERNEL_CACHE = {}
 
 
-def _kernels(kdir: str, pdl: bool = False, blocks_per_sm: int = 1, trigger_first: bool = False):
+def _kernels(kdir: str, pdl: bool = False, blocks_per_sm: int = 1, trigger_first: bool = False, early_trigger: bool = False):
     """The plain kernels (rest.cubin), the linked Qwen GEMM kernels (fused_small: gate/up +
     SwiGLU epilogue; fused_small64: the same in 64 x 64 tiles, its --pdl link's loader streaming
     W before its own dependency wait; gemm_small: the same loader, main loop and store, out=acc) and the linked
@@ -295,13 +295,24 @@ def _kernels(kdir: str, pdl: bool = False, blocks_per_sm: int = 1, trigger_first
     blocks_per_sm=2 (with pdl): the split-K GEMMs and the 64 x 64 gate/up linked with
     --blocks-per-sm 2 (splitk*_2pb_pdl, fused_small64_2pb_pdl) in place of sk512, sk1024 and
     fused64. trigger_first (with pdl): rest_pdl_tf.cubin, whose kernels let the next kernel launch
-    before their own wait."""
+    before their own wait. early_trigger (with pdl): the linked kernels that have one, linked with
+    --pdl-early-trigger too (*_pdl_et: fused64, gemm, sk512, sk1024, skrope; the others are absent)."""
     import pipelink  # noqa: PLC0415
-    if (blocks_per_sm != 1 or trigger_first) and not pdl:
-        raise ValueError("blocks_per_sm = 2 and trigger_first need pdl = True")
+    if (blocks_per_sm != 1 or trigger_first or early_trigger) and not pdl:
+        raise ValueError("blocks_per_sm = 2, trigger_first and early_trigger need pdl = True")
+    if early_trigger and blocks_per_sm != 1:
+        raise ValueError("early_trigger: the build links no --blocks-per-sm 2 kernel with --pdl-early-trigger")
     if blocks_per_sm not in (1, 2):
         raise ValueError(f"blocks_per_sm = {blocks_per_sm}: the build links 1 or 2")
-    key = (kdir, pdl, blocks_per_sm, trigger_first)
+    key = (kdir, pdl, blocks_per_sm, trigger_first, early_trigger)
+    if key not in _KERNEL_CACHE and early_trigger:
+        base = _kernels(kdir, pdl, 1, trigger_first)
+
+        def et(name: str):
+            return pipelink.Kernel(os.path.join(kdir, f"{name}_pdl_et.cubin"), os.path.join(kdir, f"{name}_pdl_et.map"))
+        _KERNEL_CACHE[key] = dict({k: v for k, v in base.items() if k in ("norm", "rope", "norm32", "rope32", "silu")},
+                                  fused64=et("fused_small64"), gemm=et("gemm_small"), sk512=et("splitk"),
+                                  sk1024=et("splitk_k1024"), skrope=et("splitk_rope"))
     if key not in _KERNEL_CACHE:
         sfx = "_pdl" if pdl else ""
         two = "_2pb" if blocks_per_sm == 2 else ""
@@ -365,6 +376,9 @@ class LinkedStep:
     rope="fused" (proj="linked"): the QKV GEMM is the split-K GEMM linked with sk_rope in sk_red's
     place (splitk_rope): the last warp to add into a head's 64 columns applies RoPE, writes q and
     the cache rows and zeroes them, so no rope_append kernel runs (16 kernels fewer per step).
+    early_trigger=True (pdl, gemms="linked64", proj="linked"): the linked GEMMs linked with
+    --pdl-early-trigger (each lets the next kernel launch before its own wait; give it an attention
+    from selection(kdir, pdl=True, table="select_et"), whose cubins are linked so too).
     qkv_k_chunk=256 (proj="linked"): the QKV GEMM in 256-column K chunks (384 tiles) instead of 512.
     blocks_per_sm=2 (pdl, proj="linked", gemms="linked64"): those GEMMs linked with --blocks-per-sm 2,
     so two blocks share an SM and the next GEMM's blocks stream their weights beside the current
@@ -373,7 +387,7 @@ class LinkedStep:
 
     def __init__(self, model, kdir: str, B: int, cache, gemms: str = "linked", pdl: bool = False,
                  proj: str = "cublas", blocks_per_sm: int = 1, trigger_first: bool = False, rope: str = "kernel",
-                 qkv_k_chunk: int = 512) -> None:
+                 qkv_k_chunk: int = 512, early_trigger: bool = False) -> None:
         import pipelink  # noqa: PLC0415
         torch = _torch()
         if gemms not in ("linked", "linked64", "cublas"):
@@ -392,7 +406,9 @@ class LinkedStep:
             raise ValueError(f"qkv_k_chunk = {qkv_k_chunk}: the build links 256 and 512")
         if blocks_per_sm == 2 and (proj != "linked" or gemms != "linked64"):
             raise ValueError("blocks_per_sm = 2 links the split-K GEMMs and the 64 x 64 gate/up: give proj='linked', gemms='linked64'")
-        self.k = _kernels(kdir, pdl, blocks_per_sm, trigger_first)
+        if early_trigger and (gemms != "linked64" or proj != "linked" or qkv_k_chunk != 512):
+            raise ValueError("early_trigger: the build links gemms='linked64', proj='linked', qkv_k_chunk=512 with --pdl-early-trigger")
+        self.k = _kernels(kdir, pdl, blocks_per_sm, trigger_first, early_trigger)
         e = dict(device="cuda", dtype=torch.bfloat16)
         self.x = torch.empty(B, HIDDEN, **e)
         self.h = torch.empty(B, HIDDEN, **e)
@@ -401,7 +417,7 @@ class LinkedStep:
         self.d = torch.empty(B, HIDDEN, **e)
         self.H = torch.empty(B, FFN, **e)
         self.gu = torch.empty(B, 2 * FFN, **e) if gemms == "cublas" else None
-        self.fused = self.k["fused64"] if gemms == "linked64" else self.k["fused"]
+        self.fused = self.k["fused64"] if gemms == "linked64" else self.k.get("fused")
         gemms = "linked" if gemms == "linked64" else gemms
         self.gemms = gemms
         self.logits = torch.empty(B, VOCAB, **e)

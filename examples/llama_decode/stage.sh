@@ -26,6 +26,9 @@ cp "$build"/examples/llama_decode/{fused_small64,fused_small64_pdl}.{cubin,map} 
 # two blocks per SM (decode.LinkedStep(blocks_per_sm=2)): the --blocks-per-sm 2 links, rest_pdl_tf.cubin
 cp "$build"/examples/llama_decode/{splitk_2pb_pdl,splitk_k1024_2pb_pdl,fused_small64_2pb_pdl}.{cubin,map} \
    "$build"/examples/llama_decode/rest_pdl_tf.cubin "$dest/kernels/"
+# --pdl-early-trigger links (decode.LinkedStep(early_trigger=True), select_et_pdl.json)
+cp "$build"/examples/llama_decode/{attn_a,attn_b,gemm_small,fused_small64,splitk,splitk_k1024,splitk_rope}_pdl_et.{cubin,map} \
+   "$build"/examples/llama_decode/select_et_pdl.json "$dest/kernels/"
 # the QKV GEMM with RoPE and the cache append in its reduction (decode.LinkedStep(rope="fused"))
 cp "$build"/examples/llama_decode/{splitk_rope,splitk_rope_pdl,splitk_k256,splitk_k256_pdl,splitk_rope_k256,splitk_rope_k256_pdl}.{cubin,map} "$dest/kernels/"
 if [ $# -ge 2 ]; then

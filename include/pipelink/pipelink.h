@@ -37,6 +37,12 @@ struct LinkOptions {
   // then `griddepcontrol.launch_dependents`; the manifest and the map say `pdl`, so the runtime
   // launches with CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION. The control gets the same.
   bool pdl = false;
+  // --pdl-early-trigger (with --pdl): each warpgroup's branch lets the next grid launch
+  // (griddepcontrol.launch_dependents) before its wait instead of after it, so a kernel after this
+  // one may become resident, and start what needs no earlier output (pdl_wait = "own"), while this
+  // one still waits for its predecessor. Still safe: the next grid's wait returns only once this
+  // grid has completed, which it does only after its own wait returned.
+  bool pdl_early_trigger = false;
   // --tile-order ORDER: the order of the link's one tile sequence, row_major, col_major or
   // grouped:G. Components whose [tiles] say order = "any" walk whatever the link chooses; one that
   // names an order refuses any other ([tiles] rule). "" = the order the contracts name (row_major

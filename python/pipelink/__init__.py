@@ -375,7 +375,7 @@ def link(contracts: Union[PathLike, Iterable[PathLike]], output: Optional[PathLi
          defines: Union[None, Iterable[str], Mapping[str, Any]] = None, arch: str = "sm_90a", control: bool = False,
          include_dirs: Iterable[PathLike] = (), kernel_name: str = "pipelink_kernel", save_temps: bool = False,
          emit_ptx: bool = False, verbose: bool = False, pdl: bool = False, tile_order: Optional[str] = None,
-         blocks_per_sm: int = 1) -> LinkResult:
+         blocks_per_sm: int = 1, pdl_early_trigger: bool = False) -> LinkResult:
     """Links contracts into one kernel (`pipelink link`). A contract listed twice is instantiated
     twice. Writes `output` (the cubin) and `map` when given, all or nothing; the result holds the
     cubin and the map either way. Raises LinkError (with every diagnostic) when the link is
@@ -385,11 +385,13 @@ def link(contracts: Union[PathLike, Iterable[PathLike]], output: Optional[PathLi
     (`--tile-order`): "row_major", "col_major" or "grouped:G", for components whose [tiles] say
     order = "any". blocks_per_sm (`--blocks-per-sm`): allocate so that that many blocks fit on one
     SM (an N-th of its shared memory and registers each); a Kernel loaded from the result checks
-    that the driver fits them."""
+    that the driver fits them. pdl_early_trigger (`--pdl-early-trigger`, with pdl): the entry lets
+    the next grid launch before its wait."""
     _flag("pipelink.link: pdl", pdl)
+    _flag("pipelink.link: pdl_early_trigger", pdl_early_trigger)
     o = _options(contracts, output, map, library_dirs, include_dirs, connect, defines, arch, kernel_name,
-                 {"control": control, "save_temps": save_temps, "emit_ptx": emit_ptx, "verbose": verbose, "pdl": pdl}, tile_order,
-                 blocks_per_sm)
+                 {"control": control, "save_temps": save_temps, "emit_ptx": emit_ptx, "verbose": verbose, "pdl": pdl,
+                  "pdl_early_trigger": pdl_early_trigger}, tile_order, blocks_per_sm)
     try:
         r = _libs.c.pl_link(o)
     finally:

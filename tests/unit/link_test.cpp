@@ -274,6 +274,41 @@ TEST(Pdl, EntryWaitsBeforeAnyRole) {
   compare_golden(e, "tests/expected/gemm_pdl.entry.cu");
 }
 
+// --pdl-early-trigger: each warpgroup branch triggers the next grid before it waits (and only
+// there); the map's launch line says so; the manifest is that of the plain --pdl link. Without
+// --pdl the option is refused.
+TEST(Pdl, EarlyTriggerBeforeTheWait) {
+  InSourceDir here;
+  pipelink::LinkOptions o = example_options();
+  o.pdl = true;
+  o.pdl_early_trigger = true;
+  o.check_only = true;
+  pipelink::Diagnostics d;
+  pipelink::LinkResult r = pipelink::link(o, d);
+  ASSERT_TRUE(r.ok);
+  const std::string e = r.generated_source.substr(r.generated_source.find("// ---- entry"));
+  EXPECT_EQ(count(e, "griddepcontrol.wait;"), 3u) << e;
+  EXPECT_EQ(count(e, "griddepcontrol.launch_dependents;"), 3u) << e;
+  for (size_t at = e.find("{  // warpgroup "); at != std::string::npos; at = e.find("{  // warpgroup ", at + 1)) {
+    const size_t next = e.find("{  // warpgroup ", at + 1);
+    const std::string branch = e.substr(at, next == std::string::npos ? std::string::npos : next - at);
+    const size_t w = branch.find("griddepcontrol.wait;"), l = branch.find("griddepcontrol.launch_dependents;");
+    ASSERT_NE(l, std::string::npos) << branch;
+    EXPECT_LT(l, w) << branch;
+    EXPECT_LT(w, branch.find("ctx.slots =")) << branch;
+  }
+  EXPECT_NE(r.map.find("\nlaunch pipelink_kernel threads 384 smem 196736 pdl early-trigger\n"), std::string::npos) << r.map;
+  pipelink::LinkResult late = link_example_pdl(true, false, true);
+  auto manifest = [](const std::string& m) { return m.substr(m.find("\nmanifest "), 26); };
+  EXPECT_EQ(manifest(r.map), manifest(late.map));
+  o.pdl = false;
+  pipelink::Diagnostics d2;
+  EXPECT_FALSE(pipelink::link(o, d2).ok);
+  std::ostringstream s;
+  d2.print(s);
+  EXPECT_NE(s.str().find("--pdl-early-trigger"), std::string::npos) << s.str();
+}
+
 // pdl_wait = "own" (the split-K decode GEMM's loader): in its warpgroup the entry does not wait for
 // the whole warpgroup; the other role there (sk_red) waits in its own branch, the loader's branch
 // calls it without a wait (its code waits, after it has started the weight stream), and the other
