@@ -225,8 +225,10 @@ def svg_plot(sweep, path):
               ("PipeLink selected", "#2ca02c", [r["step_ms"]["selected"]["median"] for r in sweep]),
               ("torch graph (SDPA)", "#d62728", [r["step_ms"]["torch"]["median"] for r in sweep]),
               ("HBM floor", "#7f7f7f", [r["floor_ms"] for r in sweep])]
-    # With the rest linked (and with PDL), where the sweep timed them.
-    for key, name, color in (("selected_rest", "selected + rest", "#9467bd"), ("selected_rest_pdl", "selected + rest, PDL", "#8c564b")):
+    # The whole step linked (the "fast" PDL modes: split-K projections with RoPE in the QKV
+    # reduction, 64 x 64 gate/up), where the sweep timed them: a, b and select.json's choice.
+    for key, name, color in (("selected_fast_pdl", "fast step: selected", "#9467bd"), ("b_fast_pdl", "fast step: b", "#8c564b"),
+                             ("a_fast_pdl", "fast step: a", "#17becf")):
         if all(key in r["step_ms"] for r in sweep):
             series.insert(3, (name, color, [r["step_ms"][key]["median"] for r in sweep]))
     import math

@@ -80,3 +80,37 @@ if "selected_rest_pdl" in r["points"][0]["step_ms"]:
               + " (" + "/".join(str(p['check'][m + '_pdl'].get('bit_equal_to_without_pdl')) for m in
                                 ("a_rest", "b_rest", "selected_rest", "selected_rest_cublas")) + ")"
               for p in r["points"]) + f"; all ok: {r['checks_ok']}")
+
+
+def fast_table(r):
+    """The fast PDL step (bench.py FAST_MODES), when the run has it."""
+    pts = [p for p in r["points"] if "selected_fast_pdl" in p["step_ms"]]
+    if not pts:
+        return
+    print("\nThe whole step linked, \"fast\" (PDL; split-K QKV with RoPE + cache append in its reduction, split-K O and"
+          " down, 64 x 64 gate/up + SwiGLU, lm_head; plain norms triggering before their wait), ms per step:\n")
+    print("| B | context | torch graph | a | b | selected (variant, S) | revised (variant, S) | no attention | HBM floor |"
+          " selected / best of a, b | selected vs torch | selected / floor |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for p in pts:
+        t, a, b, s, v, n = (ms(p, "step_ms", m) for m in ("torch", "a_fast_pdl", "b_fast_pdl", "selected_fast_pdl",
+                                                          "revised_fast_pdl", "none_fast_pdl"))
+        vs, vr = p["variant_selected_fast_pdl"], p["variant_revised_fast_pdl"]
+        print(f"| {p['B']} | {p['ctx']} | {t:.3f} | {a:.3f} | {b:.3f} | {s:.3f} ({vs[0]}, {vs[1]}) | {v:.3f} ({vr[0]}, {vr[1]}) | "
+              f"{n:.3f} | {p['floor_ms']:.3f} | {s / min(a, b):.3f} | {t / s:.2f}x | {s / p['floor_ms']:.2f}x |")
+    print("\nSpread (min..max, ms): " + "; ".join(
+        f"B={p['B']} ctx={p['ctx']}: " + ", ".join(f"{m} {p['step_ms'][m]['min']:.3f}..{p['step_ms'][m]['max']:.3f}"
+                                                  for m in ("a_fast_pdl", "b_fast_pdl", "selected_fast_pdl", "torch")) for p in pts))
+    sw = [p for p in r["sweep"] if "selected_fast_pdl" in p["step_ms"]]
+    if sw:
+        print("\nSweep at B = 1, fast step (ms): " + "; ".join(
+            f"{p['ctx']}: a {ms(p, 'step_ms', 'a_fast_pdl'):.3f}, b {ms(p, 'step_ms', 'b_fast_pdl'):.3f}, selected "
+            f"{ms(p, 'step_ms', 'selected_fast_pdl'):.3f} ({p['variant_selected_fast_pdl'][0]}), torch {ms(p, 'step_ms', 'torch'):.3f}"
+            for p in sw))
+    print("\nChecks of the fast steps (rel L2 vs the torch graph; criterion 1.5 x noise + 2^-10): " + ", ".join(
+        f"B={p['B']} ctx={p['ctx']} " + "/".join(f"{p['check'][m]['rel_l2']:.3f}{'' if p['check'][m]['ok'] else ' FAIL'}"
+                                                for m in ("a_fast_pdl", "b_fast_pdl", "selected_fast_pdl", "revised_fast_pdl"))
+        for p in pts))
+
+
+fast_table(r)
