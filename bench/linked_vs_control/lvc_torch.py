@@ -231,6 +231,73 @@ def splitk_configs(kdir, rounds, seed, log):
     return out
 
 
+def rope_configs(kdir, rounds, seed, log):
+    """The Llama decode's QKV GEMM with RoPE and the KV-cache append in its reduction (sk_rope;
+    splitk_rope and its --pdl link) at B = 1, 16, 64: each of linked / control / control again
+    with its own accumulator, counters, q and caches (the kernel leaves accumulator and counters
+    zero). Checked: q and the new cache rows against the rope of the f32 product rounded to bf16
+    (rel L2 <= 2^-7, no NaN), accumulators and counters zero afterwards."""
+    out = []
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    N, K, QH, KVH, HD, ctx, pos = 3072, 2048, 32, 8, 64, 64, 37
+    ang = torch.outer(torch.arange(ctx, device="cuda", dtype=torch.float32),
+                      500000.0 ** (-torch.arange(0, HD, 2, device="cuda", dtype=torch.float32) / HD))
+    emb = torch.cat([ang, ang], dim=-1)
+    cos, sin = emb.cos().contiguous(), emb.sin().contiguous()
+
+    def rope(x):
+        xf = x.float()
+        rot = torch.cat([-xf[..., HD // 2:], xf[..., :HD // 2]], dim=-1)
+        return (xf * cos[pos] + rot * sin[pos]).to(torch.bfloat16)
+
+    for name in ("splitk_rope", "splitk_rope_pdl"):
+        if not os.path.exists(os.path.join(kdir, "llama_splitk", name + ".cubin")):
+            continue
+        ks = trio(kdir, "llama_splitk", name)
+        tm, tn, tk, kc = ks[0].fact("tile_m"), ks[0].fact("tile_n"), ks[0].fact("tile_k"), ks[0].fact("k_chunk")
+        W = (torch.randn(N, K, device="cuda") * 0.03).to(torch.bfloat16)
+        wmap = pipelink.tensor_map(W, box=(tn, tk), swizzle="128B", l2_promotion="256B")
+        grid = min(sms, (K // kc) * (N // tn))
+        for Bt in (1, 16, 64):
+            x = torch.randn(Bt, K, device="cuda").to(torch.bfloat16)
+            xmap = pipelink.tensor_map(x, box=(tm, tk), swizzle="128B", l2_promotion="256B")
+            bufs = [dict(y=torch.zeros(Bt, N, device="cuda"), count=torch.zeros(N // 64, device="cuda", dtype=torch.int32),
+                         q=torch.full((Bt, QH, HD), float("nan"), device="cuda", dtype=torch.bfloat16),
+                         k=torch.full((Bt, KVH, ctx, HD), float("nan"), device="cuda", dtype=torch.bfloat16),
+                         v=torch.full((Bt, KVH, ctx, HD), float("nan"), device="cuda", dtype=torch.bfloat16)) for _ in range(3)]
+
+            def run(i, ks=ks, grid=grid, xmap=xmap, bufs=bufs, Bt=Bt):
+                b = bufs[i]
+                ks[i].launch(grid, x_map=xmap, w_map=wmap, K=K, N=N, M=Bt, y=b["y"], count=b["count"], q_heads=QH, kv_heads=KVH,
+                             pos=pos, cos_t=cos, sin_t=sin, q_out=b["q"], k_cache=b["k"], v_cache=b["v"], max_ctx=ctx)
+
+            run(0)
+            run(1)
+            torch.cuda.synchronize()
+            ref = (x.float() @ W.float().t()).to(torch.bfloat16)
+            refs = dict(q=rope(ref[:, :QH * HD].view(Bt, QH, HD)), k=rope(ref[:, QH * HD:(QH + KVH) * HD].view(Bt, KVH, HD)),
+                        v=ref[:, (QH + KVH) * HD:].view(Bt, KVH, HD))
+            rel, ok = {}, True
+            for i in (0, 1):
+                b = bufs[i]
+                for t, got in (("q", b["q"]), ("k", b["k"][:, :, pos]), ("v", b["v"][:, :, pos])):
+                    g, r_ = got.float(), refs[t].float()
+                    e = float((g - r_).norm() / r_.norm()) if not torch.isnan(g).any() else float("nan")
+                    rel[f"{'linked' if i == 0 else 'control'}_{t}"] = e
+                    ok &= e <= 2 ** -7
+                ok &= bool((b["y"] == 0).all()) and bool((b["count"] == 0).all())
+            check = dict(ok=ok, rel_l2=rel, ref="q, k and v rows vs rope(bf16(fp32 product)), rel L2 <= 2^-7; y and counters zero after")
+            samples, reps = measure(run, rounds, seed)
+            r = record("llama_splitk", name, f"{tm}x{tn}, k_chunk {kc}, sk_rope", f"M={Bt} N={N} K={K} (Llama QKV + RoPE)", grid, ks[0],
+                       samples, reps, check)
+            out.append(r)
+            log(f"llama_splitk/{name} QKV+RoPE M={Bt}: linked {r['linked_ms']['median']:.4f} control {r['control_ms']['median']:.4f} ms, "
+                f"ratio q1-q3 {r['sample_ratio_linked_control']['q1']:.4f}-{r['sample_ratio_linked_control']['q3']:.4f}, "
+                f"A/A q1-q3 {r['sample_ratio_aa']['q1']:.4f}-{r['sample_ratio_aa']['q3']:.4f}, check {'ok' if ok else 'FAIL'}")
+            del x, bufs
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kernels", required=True)
@@ -249,6 +316,7 @@ def main():
     configs = attention_configs(a.kernels, a.rounds, seed, log) + qwen_configs(a.kernels, a.rounds, seed, log)
     if os.path.isdir(os.path.join(a.kernels, "llama_splitk")):
         configs += splitk_configs(a.kernels, a.rounds, seed, log)
+        configs += rope_configs(a.kernels, a.rounds, seed, log)
     ok = all(c["check"]["ok"] for c in configs)
     B.write_json(a.json, dict(bench="linked_vs_control_torch", device=props.name, date=date, rounds=a.rounds, warmup=3, seed=seed,
                               timer="bench/common/bench.py RoundRobin (spin, rotating order), target 0.3 ms per sample",

@@ -5,7 +5,7 @@
 # and for lvc_torch.py (the kernels launched on torch tensors):
 #   DEST/kt/attention/attn_{a,b}{,_control}.{cubin,map} + select.json,
 #   DEST/kt/llama_qwen/{fused_small,gemm_small}{,_control}.{cubin,map},
-#   DEST/kt/llama_splitk/{splitk,splitk_k1024}{,_control}.{cubin,map}, DEST/py/pipelink
+#   DEST/kt/llama_splitk/{splitk,splitk_k1024,splitk_rope,splitk_rope_pdl}{,_control}.{cubin,map}, DEST/py/pipelink
 # Usage: bash bench/linked_vs_control/stage.sh BUILD_DIR DEST
 set -euo pipefail
 B=$1 D=$2
@@ -31,7 +31,7 @@ for k in fused_small gemm_small; do
   for s in "" _control; do cp "$B/examples/qwen_mlp/$k$s".{cubin,map} "$D/kt/llama_qwen/"; done
 done
 mkdir -p "$D/kt/llama_splitk"
-for k in splitk splitk_k1024; do
+for k in splitk splitk_k1024 splitk_rope splitk_rope_pdl; do
   for s in "" _control; do cp "$B/examples/llama_decode/$k$s".{cubin,map} "$D/kt/llama_splitk/"; done
 done
 cp -r "$B/python/pipelink" "$D/py/"
