@@ -15,10 +15,10 @@ cp "$B"/bench/{bench_qwen_mlp,bench_moe,bench_lvc,bench_util.cubin,swiglu.cubin,
 for k in fused fused_medium fused_narrow fused_small gemm gemm_medium gemm_narrow gemm_small; do
   for s in "" _control; do cp "$B/examples/qwen_mlp/$k$s".{cubin,map} "$D/k/qwen_mlp/"; done
 done
-for k in gate_up down down_store gate_up_dev down_store_dev gate_up64_dev down_store64_dev; do
+for k in gate_up down down_store gate_up_dev down_store_dev gate_up64_dev down_store64_dev gate_up_dev_pdl down_store_dev_pdl; do
   for s in "" _control; do cp "$B/examples/moe/$k$s".{cubin,map} "$D/k/moe/"; done
 done
-cp "$B/examples/moe/routing.cubin" "$D/k/moe/"
+cp "$B/examples/moe/routing.cubin" "$B/examples/moe/routing_pdl.cubin" "$D/k/moe/"
 cp -r "$B/python/pipelink" "$D/py/"
 for d in common qwen_mlp moe gpu; do
   mkdir -p "$D/src/bench/$d"

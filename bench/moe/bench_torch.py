@@ -152,6 +152,18 @@ class PipeLinkMoE:
         if self.dev:
             self.gu_dev = pipelink.Kernel(os.path.join(kdir, "gate_up_dev.cubin"), os.path.join(kdir, "gate_up_dev.map"))
             self.ds_dev = pipelink.Kernel(os.path.join(kdir, "down_store_dev.cubin"), os.path.join(kdir, "down_store_dev.map"))
+        # The same with programmatic dependent launch (layer_dev_pdl): gate_up_dev_pdl /
+        # down_store_dev_pdl (linked with --pdl) and routing_pdl.cubin's kernels (each triggers its
+        # successor, then waits), all launched with the PDL attribute.
+        self.pdl = self.dev and os.path.exists(os.path.join(kdir, "gate_up_dev_pdl.cubin"))
+        if self.pdl:
+            self.gu_pdl = pipelink.Kernel(os.path.join(kdir, "gate_up_dev_pdl.cubin"), os.path.join(kdir, "gate_up_dev_pdl.map"))
+            self.ds_pdl = pipelink.Kernel(os.path.join(kdir, "down_store_dev_pdl.cubin"), os.path.join(kdir, "down_store_dev_pdl.map"))
+            rp = os.path.join(kdir, "routing_pdl.cubin")
+            self.p_topk = pipelink.Function(rp, "moe_topk", ["ptr", "u32", "u32", "ptr", "ptr", "ptr", "ptr"])
+            self.p_offsets = pipelink.Function(rp, "moe_offsets", ["ptr", "u32", "u32", "u32", "ptr", "ptr", "ptr"])
+            self.p_scatter = pipelink.Function(rp, "moe_scatter", ["u32", "ptr", "ptr", "ptr", "ptr", "ptr", "ptr"])
+            self.p_sum = pipelink.Function(rp, "moe_topk_sum", ["u32", "u32", "ptr", "ptr", "ptr", "ptr", "ptr"])
         # The same in 64-row tiles (gate_up64_dev / down_store64_dev: experts padded to 64 rows).
         self.dev64 = os.path.exists(os.path.join(kdir, "gate_up64_dev.cubin"))
         if self.dev64:
@@ -177,9 +189,18 @@ class PipeLinkMoE:
         self.f_scatter.launch((T * K + 255) // 256, 256, T, self.topk_e, self.topk_w, self.topk_pos, self.offsets, self.row_token,
                               self.row_weight)
 
-    def setup_dev(self, X, Y):
+    def setup_dev(self, X, Y, gu=None, ds=None):
         """Parameters of the layer without a host read: every buffer at its largest (max_rows), M the
-        address of the row total, grids for the largest tile count (blocks past the tiles exit)."""
+        address of the row total, grids for the largest tile count (blocks past the tiles exit).
+        gu, ds: other links of the same two kernels (the --pdl ones)."""
+        if gu is not None:
+            saved = self.gu_dev, self.ds_dev
+            self.gu_dev, self.ds_dev = gu, ds
+            try:
+                self.setup_dev(X, Y)
+            finally:
+                self.gu_dev, self.ds_dev = saved
+            return
         self.gu_dev.set(x=X, row_token=self.row_token, row_weight=self.row_weight, K=H, w_map=self.w_gu,
                         out_map=pipelink.tensor_map(self.Hm, box=(self.out_rows, self.tn), swizzle="none", l2_promotion="256B"),
                         n_step=self.tn, b_stride=I, expert_rows=2 * I, N=I, tile_expert=self.tile_expert, M=self.total_d)
@@ -214,6 +235,26 @@ class PipeLinkMoE:
         self.gu64.launch(self.g_gu64)
         self.ds64.launch(self.g_dn64)
         self.topk_sum()
+
+    def setup_dev_pdl(self, X, Y):
+        self.setup_dev(X, Y, self.gu_pdl, self.ds_pdl)
+
+    def layer_dev_pdl(self, X, Y):
+        """layer_dev with programmatic dependent launch: the buffers the routing fills are cleared
+        first (memset nodes would cut the PDL chain), then the router GEMM (cuBLAS), then topk,
+        offsets, scatter, gate/up, down_store and the top-k sum, each launched with PDL."""
+        T = X.shape[0]
+        self.counts.zero_()
+        self.row_token.fill_(-1)
+        self.row_weight.zero_()
+        logits = router_logits(X, self.Wr32)
+        self.p_topk.launch((T * 32 + 255) // 256, 256, logits, T, E, self.counts, self.topk_e, self.topk_w, self.topk_pos, pdl=True)
+        self.p_offsets.launch(1, 128, self.counts, E, self.align, TILE_M, self.offsets, self.tile_expert, self.total_d, pdl=True)
+        self.p_scatter.launch((T * K + 255) // 256, 256, T, self.topk_e, self.topk_w, self.topk_pos, self.offsets, self.row_token,
+                              self.row_weight, pdl=True)
+        self.gu_pdl.launch(self.g_gu_dev)
+        self.ds_pdl.launch(self.g_dn_dev)
+        self.p_sum.launch(self.T, H // 8, self.T, H, self.topk_e, self.topk_pos, self.offsets, self.Hd, self.Y, pdl=True)
 
     def layer_dev(self, X, Y):
         """Routing to Y with no host read: capturable in one CUDA graph."""
@@ -380,8 +421,10 @@ def main() -> int:
             if pl.dev else (None, None, None)
         c_dev64, g_dev64, y_dev64 = check_dev_layer(pl, pl.setup_dev64, pl.layer_dev64, X, Y, ref, atol, rtol, "128_row_layer") \
             if pl.dev64 else (None, None, None)
+        c_pdl, g_pdl, y_pdl = check_dev_layer(pl, pl.setup_dev_pdl, pl.layer_dev_pdl, X, Y, ref, atol, rtol, "host_read_layer") \
+            if pl.pdl else (None, None, None)
         total64 = c_dev64["rows"] if c_dev64 else 0
-        all_ok &= all(c["ok"] for c in (c_dev, c_dev64) if c is not None)
+        all_ok &= all(c["ok"] for c in (c_dev, c_dev64, c_pdl) if c is not None)
         # the torch layer in a CUDA graph too, where it captures (its counts come from scatter_add: no sync)
         g_t, t_graph_err = None, ""
         try:
@@ -426,6 +469,8 @@ def main() -> int:
             lcont["pipelink layer, CUDA graph (no host read)"] = g_dev.replay
         if g_dev64 is not None:
             lcont["pipelink layer, 64-row tiles, CUDA graph (no host read)"] = g_dev64.replay
+        if g_pdl is not None:
+            lcont["pipelink layer, CUDA graph, PDL (no host read)"] = g_pdl.replay
         if g_t is not None:
             lcont["torch layer, CUDA graph"] = g_t.replay
         lsamples = layer_timer.run(lcont)
@@ -450,6 +495,12 @@ def main() -> int:
             if g_dev is not None:
                 claims["pipelink 64-row graph layer / 128-row graph layer"] = B.paired_ratio(
                     samples["pipelink layer, 64-row tiles, CUDA graph (no host read)"], samples["pipelink layer, CUDA graph (no host read)"])
+        if g_pdl is not None and g_dev is not None:
+            claims["pipelink PDL graph layer / graph layer"] = B.paired_ratio(
+                samples["pipelink layer, CUDA graph, PDL (no host read)"], samples["pipelink layer, CUDA graph (no host read)"])
+        if g_pdl is not None and g_t is not None:
+            claims["pipelink PDL graph layer / torch graph layer"] = B.paired_ratio(
+                samples["pipelink layer, CUDA graph, PDL (no host read)"], samples["torch layer, CUDA graph"])
         if g_dev is not None and g_t is not None:
             claims["pipelink graph layer / torch graph layer"] = B.paired_ratio(
                 samples["pipelink layer, CUDA graph (no host read)"], samples["torch layer, CUDA graph"])
@@ -462,6 +513,10 @@ def main() -> int:
             print(f"  pipelink Y, 64-row tiles, no host read ({total64} rows) vs fp32 ref: {B.tol_line(c_dev64)}; graph ok "
                   f"{c_dev64['graph_ok']}; bit-equal to the 128-row layer {c_dev64['bit_equal_to_128_row_layer']}; Hm / Hd rows unwritten "
                   f"{c_dev64['hm_rows_unwritten']} / {c_dev64['hd_rows_unwritten']}")
+        if c_pdl is not None:
+            print(f"  pipelink Y, no host read, PDL (eager, then graph) vs fp32 ref: {B.tol_line(c_pdl)}; graph ok {c_pdl['graph_ok']}; "
+                  f"bit-equal to the host-read layer: eager {c_pdl['bit_equal_to_host_read_layer']}, graph "
+                  f"{c_pdl['graph_bit_equal_to_host_read_layer']}; Hm / Hd rows unwritten {c_pdl['hm_rows_unwritten']} / {c_pdl['hd_rows_unwritten']}")
         if t_graph_err:
             print(f"  torch layer not captured: {t_graph_err}")
         print(f"  clocks before: {B.clocks_line(c0)}\n  clocks after:  {B.clocks_line(c1)}")
@@ -479,9 +534,10 @@ def main() -> int:
         res["results"].append(dict(T=T, rows=total, clocks_before=c0, clocks_after=c1, flops_gate_up=flops_gu, flops_down=flops_dn,
                                    check_pipelink=c_pl, check_pipelink_scatter_add=c_at, check_torch=c_t, check_pipelink_vs_torch=c_x,
                                    check_pipelink_no_host_read=c_dev, check_pipelink_64_row_no_host_read=c_dev64, rows_64=total64,
+                                   check_pipelink_no_host_read_pdl=c_pdl,
                                    torch_graph_error=t_graph_err,
                                    entries={n: dict(ms=st[n], runs_ms=samples[n]) for n in samples}, claims=claims))
-        del X, Y, ref, p, h_t, hold, g_dev, g_dev64, y_dev, y_dev64
+        del X, Y, ref, p, h_t, hold, g_dev, g_dev64, y_dev, y_dev64, g_pdl, y_pdl
         torch.cuda.empty_cache()
     res["all_ok"] = all_ok
     if a.json:

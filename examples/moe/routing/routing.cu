@@ -13,11 +13,24 @@
 // weight in the gate/up kernel) to Hd in the expert-sorted row order (down_store.cubin):
 //   moe_topk_sum one block per token: y[t] = sum over its 8 (expert, slot) of Hd[row], in fp32,
 //                row = offsets[expert] + slot, as moe_scatter placed it
+//
+// With -DMOE_PDL (routing_pdl.cubin) every kernel starts with griddepcontrol.launch_dependents and
+// then griddepcontrol.wait, for programmatic dependent launch (bench/moe/bench_torch.py's PDL
+// layer): the next kernel may launch while this one still waits; its own wait returns only once
+// this one has completed, which it does only after its own wait returned.
 #include <cuda_runtime.h>
+
+__device__ __forceinline__ void moe_pdl_prologue() {
+#ifdef MOE_PDL
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
 
 extern "C" __global__ void moe_topk(const float* __restrict__ logits, unsigned T, unsigned E, unsigned* __restrict__ counts,
                                     int* __restrict__ topk_expert, float* __restrict__ topk_weight,
                                     unsigned* __restrict__ topk_pos) {
+  moe_pdl_prologue();
   constexpr unsigned K = 8;
   const unsigned warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31u;
   if (warp >= T) return;
@@ -60,6 +73,7 @@ extern "C" __global__ void moe_topk(const float* __restrict__ logits, unsigned T
 
 extern "C" __global__ void moe_offsets(const unsigned* __restrict__ counts, unsigned E, unsigned align, unsigned tile_m,
                                        unsigned* __restrict__ offsets, int* __restrict__ tile_expert, unsigned* __restrict__ total) {
+  moe_pdl_prologue();
   __shared__ unsigned padded[1024];
   for (unsigned e = threadIdx.x; e < E; e += blockDim.x) padded[e] = (counts[e] + align - 1) / align * align;
   __syncthreads();
@@ -83,6 +97,7 @@ extern "C" __global__ void moe_offsets(const unsigned* __restrict__ counts, unsi
 extern "C" __global__ void moe_scatter(unsigned T, const int* __restrict__ topk_expert, const float* __restrict__ topk_weight,
                                        const unsigned* __restrict__ topk_pos, const unsigned* __restrict__ offsets,
                                        int* __restrict__ row_token, float* __restrict__ row_weight) {
+  moe_pdl_prologue();
   const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= T * 8) return;
   const unsigned row = offsets[topk_expert[i]] + topk_pos[i];
@@ -95,6 +110,7 @@ extern "C" __global__ void moe_scatter(unsigned T, const int* __restrict__ topk_
 extern "C" __global__ void moe_topk_sum(unsigned T, unsigned hidden, const int* __restrict__ topk_expert,
                                         const unsigned* __restrict__ topk_pos, const unsigned* __restrict__ offsets,
                                         const uint4* __restrict__ hd, float4* __restrict__ y) {
+  moe_pdl_prologue();
   constexpr unsigned K = 8;
   const unsigned t = blockIdx.x, c = threadIdx.x, chunks = hidden / 8;
   if (t >= T || c >= chunks) return;
