@@ -65,11 +65,12 @@ def main() -> int:
         # (2026-11-30 13:38 UTC also "64x64", "tf", "2pb" = "2pb tf" without trigger_first; 13:47 UTC
         # "rope" = RoPE in the QKV GEMM's reduction alone, and "2pb tf"): RoPE in the QKV GEMM's
         # reduction with "64x64 tf" ("fast"); 13:50 UTC each with the QKV GEMM in 256-column K chunks
-        # (not faster)); "fast et": every linked kernel of "fast" linked with --pdl-early-trigger
+        # (not faster); 13:55 UTC "fast et", every linked kernel of "fast" linked with
+        # --pdl-early-trigger (level)); "fast mlp": "fast" with the gate/up + SwiGLU + down as one kernel
         others = {"64x64 tf": dict(gemms="linked64", trigger_first=True)} if pdl else {"64x64": dict(gemms="linked64")}
         if pdl:
             others.update({"fast": dict(gemms="linked64", trigger_first=True, rope="fused"),
-                           "fast et": dict(gemms="linked64", trigger_first=True, rope="fused", early_trigger=True)})
+                           "fast mlp": dict(gemms="linked64", trigger_first=True, rope="fused", mlp="fused")})
         # the early-trigger builds take the attention linked so too
         attn_et = D.PipeLinkAttention(D.selection(a.kernels, pdl=True, table="select_et"), cache, mode="selected") if pdl else None
         steps = {"": step}

@@ -330,8 +330,9 @@ def _kernels(kdir: str, pdl: bool = False, blocks_per_sm: int = 1, trigger_first
             sk1024=pipelink.Kernel(os.path.join(kdir, f"splitk_k1024{two}{sfx}.cubin"), os.path.join(kdir, f"splitk_k1024{two}{sfx}.map")),
             skrope=pipelink.Kernel(os.path.join(kdir, f"splitk_rope{sfx}.cubin"), os.path.join(kdir, f"splitk_rope{sfx}.map")),
             sk256=pipelink.Kernel(os.path.join(kdir, f"splitk_k256{sfx}.cubin"), os.path.join(kdir, f"splitk_k256{sfx}.map")),
-            skrope256=pipelink.Kernel(os.path.join(kdir, f"splitk_rope_k256{sfx}.cubin"), os.path.join(kdir, f"splitk_rope_k256{sfx}.map")))
-        for n in ("fused", "fused64", "gemm", "sk512", "sk1024", "skrope", "sk256", "skrope256"):
+            skrope256=pipelink.Kernel(os.path.join(kdir, f"splitk_rope_k256{sfx}.cubin"), os.path.join(kdir, f"splitk_rope_k256{sfx}.map")),
+            mlp=pipelink.Kernel(os.path.join(kdir, f"mlp{sfx}.cubin"), os.path.join(kdir, f"mlp{sfx}.map")))
+        for n in ("fused", "fused64", "gemm", "sk512", "sk1024", "skrope", "sk256", "skrope256", "mlp"):
             if getattr(_KERNEL_CACHE[key][n], "pdl", False) != pdl:
                 raise ValueError(f"{n}: the cubin's manifest says pdl={not pdl}, wanted pdl={pdl}")
     return _KERNEL_CACHE[key]
@@ -380,6 +381,9 @@ class LinkedStep:
     --pdl-early-trigger (each lets the next kernel launch before its own wait; give it an attention
     from selection(kdir, pdl=True, table="select_et"), whose cubins are linked so too).
     qkv_k_chunk=256 (proj="linked"): the QKV GEMM in 256-column K chunks (384 tiles) instead of 512.
+    mlp="fused" (proj="linked"): the gate/up + SwiGLU and the down GEMM as one linked kernel
+    (components/mlp: mlp_loader + mlp_mma; per 64 intermediate columns a block computes G | U,
+    H = SwiGLU in registers, and adds H W_down^T into d32): 6 kernels per layer.
     blocks_per_sm=2 (pdl, proj="linked", gemms="linked64"): those GEMMs linked with --blocks-per-sm 2,
     so two blocks share an SM and the next GEMM's blocks stream their weights beside the current
     one's (see _kernels); trigger_first: the plain kernels let their successor launch before their
@@ -387,7 +391,7 @@ class LinkedStep:
 
     def __init__(self, model, kdir: str, B: int, cache, gemms: str = "linked", pdl: bool = False,
                  proj: str = "cublas", blocks_per_sm: int = 1, trigger_first: bool = False, rope: str = "kernel",
-                 qkv_k_chunk: int = 512, early_trigger: bool = False) -> None:
+                 qkv_k_chunk: int = 512, early_trigger: bool = False, mlp: str = "split") -> None:
         import pipelink  # noqa: PLC0415
         torch = _torch()
         if gemms not in ("linked", "linked64", "cublas"):
@@ -402,6 +406,11 @@ class LinkedStep:
         if rope == "fused" and proj != "linked":
             raise ValueError("rope = 'fused' is the split-K QKV GEMM's reduction: give proj='linked'")
         self.rope = rope
+        if mlp not in ("split", "fused"):
+            raise ValueError(f"mlp = {mlp!r}")
+        if mlp == "fused" and (proj != "linked" or early_trigger or blocks_per_sm != 1):
+            raise ValueError("mlp = 'fused' writes the split-K f32 output: give proj='linked' (no early_trigger, blocks_per_sm 1)")
+        self.mlp = mlp
         if qkv_k_chunk not in (256, 512):
             raise ValueError(f"qkv_k_chunk = {qkv_k_chunk}: the build links 256 and 512")
         if blocks_per_sm == 2 and (proj != "linked" or gemms != "linked64"):
@@ -452,6 +461,17 @@ class LinkedStep:
             self.sk_down = [self._splitk("sk1024", self.H, w, self.d32) for w in model.wd]
             # rope="fused": the QKV GEMM linked with sk_rope (splitk_rope), whose reduction also
             # applies RoPE and appends k, v to the cache; its counters start at zero and end there
+            if mlp == "fused":
+                mk = self.k["mlp"]
+                self.mlp_grid = min(self.sms, FFN // mk.fact("tile_n"))
+                self.mlp_common = dict(x_map=pipelink.tensor_map(self.h, box=(mk.fact("tile_m"), mk.fact("tile_k")), swizzle="128B",
+                                                                 l2_promotion="256B"),
+                                       K=HIDDEN, b_stride=FFN, hidden=HIDDEN, M=B, N=FFN, y=self.d32)
+                self.mlp_w = [dict(wgu_map=pipelink.tensor_map(wgu, box=(mk.fact("tile_n"), mk.fact("tile_k")), swizzle="128B",
+                                                               l2_promotion="256B"),
+                                   wd_map=pipelink.tensor_map(wd, box=(mk.fact("dn_n"), mk.fact("tile_k")), swizzle="128B",
+                                                              l2_promotion="256B"))
+                              for wgu, wd in zip(model.wgu, model.wd)]
             self.rope_count = torch.zeros((QH + 2 * KVH) * HD // 64, device="cuda", dtype=torch.int32)
             self.sk_qkv_rope = []
             for l, w in enumerate(model.wqkv):
@@ -539,13 +559,16 @@ class LinkedStep:
                     torch.mm(o, m.wo[l].t(), out=self.d)
             if run("norm"):
                 norm.launch(B, 256, self.x, d, m.ln2[l], self.h, tok, m.embed, 1, pdl=pdl)
-            if run("gu"):
+            if self.mlp == "fused":
+                if run("gu"):
+                    self.k["mlp"].launch(self.mlp_grid, **self.mlp_common, **self.mlp_w[l])
+            elif run("gu"):
                 if self.gemms == "linked":
                     self.fused.launch(self.f_grid, w_map=self.f_w[l], **self.f_common)
                 else:
                     torch.mm(self.h, m.wgu[l].t(), out=self.gu)
                     k["silu"].launch(-(-B * FFN // 256), 256, self.gu, self.H, B, pdl=pdl)
-            if run("down"):
+            if run("down") and self.mlp != "fused":
                 if lp:
                     self._sk(self.sk_down[l])
                 else:
@@ -687,6 +710,18 @@ def check_rest(model, kdir: str, log, pdl: bool = False):
                 got["v_cache(fused)"] = (r.V[3, :, :, pos].clone(), ref_b[:, QH * HD + KVH * HD:].view(B, KVH, HD))
                 zero["qkv32 after sk_rope"] = r.qkv32.clone()
                 zero["rope counters after sk_rope"] = r.rope_count.clone()
+                # the fused MLP (mlp_loader + mlp_mma) into d32, against fp32 products of the same
+                # bf16 operands with G, U and H rounded to bf16 as the kernel does
+                if not hasattr(r, "mlp_w"):
+                    rm = LinkedStep(model, kdir, B, cache, gemms="linked64", pdl=pdl, proj="linked", mlp="fused")
+                    xm = torch.randn(B, HIDDEN, generator=g, device="cuda").to(torch.bfloat16)
+                    rm.h.copy_(xm)
+                    rm.d32.zero_()
+                    rm.k["mlp"].launch(rm.mlp_grid, **rm.mlp_common, **rm.mlp_w[5])
+                    gu32 = (xm.float() @ model.wgu[5].float().t()).to(torch.bfloat16).float()
+                    hm = (F.silu(gu32[:, :FFN]) * gu32[:, FFN:]).to(torch.bfloat16)
+                    got["mlp(fused gate/up + down)"] = (rm.d32.clone(), hm.float() @ model.wd[5].float().t())
+                    del rm
                 o_in = torch.randn(B, QH * HD, generator=g, device="cuda").to(torch.bfloat16)
                 r._sk(r.sk_o[6], x=o_in)
                 got["o_proj(linked split-K)"] = (r.d32.clone(), o_in.float() @ model.wo[6].float().t())

@@ -26,6 +26,8 @@ cp "$build"/examples/llama_decode/{fused_small64,fused_small64_pdl}.{cubin,map} 
 # two blocks per SM (decode.LinkedStep(blocks_per_sm=2)): the --blocks-per-sm 2 links, rest_pdl_tf.cubin
 cp "$build"/examples/llama_decode/{splitk_2pb_pdl,splitk_k1024_2pb_pdl,fused_small64_2pb_pdl}.{cubin,map} \
    "$build"/examples/llama_decode/rest_pdl_tf.cubin "$dest/kernels/"
+# the fused MLP (decode.LinkedStep(mlp="fused"))
+cp "$build"/examples/llama_decode/{mlp,mlp_pdl}.{cubin,map} "$dest/kernels/"
 # --pdl-early-trigger links (decode.LinkedStep(early_trigger=True), select_et_pdl.json)
 cp "$build"/examples/llama_decode/{attn_a,attn_b,gemm_small,fused_small64,splitk,splitk_k1024,splitk_rope}_pdl_et.{cubin,map} \
    "$build"/examples/llama_decode/select_et_pdl.json "$dest/kernels/"

@@ -1,0 +1,157 @@
+// mlp_mma — gemm-team. The Hopper main loop of the fused decode MLP: gate/up, SwiGLU and the down
+// projection of one 64-column slice of the intermediate, without the intermediate leaving registers.
+//
+// Per tile t (FFN columns [64 t.n, + 64)), one warpgroup:
+//   1. G | U = X W_gu^T over K: per "gu" stage four m64n128k16 wgmma steps (A = X [64 x 64],
+//      B = the stage's 64 gate + 64 up rows), f32 accumulators: G in registers 0..31, U in 32..63.
+//   2. H = bf16(silu(bf16(G)) * bf16(U)) (fp32 in between: the arithmetic of swiglu_epilogue),
+//      packed two per register in the layout of a wgmma A operand: the accumulator of an
+//      m64nN wgmma holds, per 8-column group j, rows g and g + 8 (g = 16 warp + lane / 4) at
+//      columns 8 j + 2 (lane % 4) + {0, 1}, and an m64k16 A fragment holds the same rows at
+//      columns 2 (lane % 4) + {0, 1} and + 8: groups 2 s and 2 s + 1 make k-step s.
+//   3. For each "dn" stage (W_down rows [128 c, + 128) over this tile's 64 intermediate columns):
+//      four m64n128k16 wgmma steps with A from registers (H) and B from the stage, then the f32
+//      partial of y[:, 128 c .. + 128) added into y with red.global.add.v2.f32 for rows < M.
+//      Every tile adds into every output column, so y must be zero first (its reader zeroes it).
+//
+// Compile-time constants (wgmma shapes, register arrays): kTileM, kTileN, kTileK, kDnN are what
+// the contract provides.
+#include "mlp_mma.contract.h"
+
+#include "../../../qwen_mlp/mma/wgmma_ops.cuh"  // gemm-team's generated wgmma wrappers: m64n128k16 (SS)
+
+namespace mlp_mma {
+constexpr unsigned kTileM = 64, kTileN = 64, kTileK = 64, kDnN = 128;
+constexpr unsigned kAcc = 2 * kTileN / 2;  // m64n128 f32 accumulators per thread: 64
+constexpr unsigned kDAcc = kDnN / 2;       // 64
+
+__device__ __forceinline__ unsigned long long desc(unsigned smem_addr) {
+  return static_cast<unsigned long long>((smem_addr & 0x3FFFFu) >> 4) | (1ull << 16) | (64ull << 32) | (1ull << 62);
+}
+__device__ __forceinline__ void fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
+template <unsigned N>
+__device__ __forceinline__ void fence_operands(float (&d)[N]) {
+#pragma unroll
+  for (unsigned i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+__device__ __forceinline__ float bf16_round(float v) {
+  unsigned short r;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r) : "f"(v));
+  return __uint_as_float(static_cast<unsigned>(r) << 16);
+}
+__device__ __forceinline__ unsigned pack(float lo, float hi) {
+  unsigned r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+__device__ __forceinline__ float silu_mul(float g, float u) { return __fdividef(g, 1.f + __expf(-g)) * u; }
+
+// wgmma m64n128k16, A from registers (four .b32: two bf16 each), B K-major from shared memory.
+__device__ __forceinline__ void wgmma_rs_m64n128k16(float (&d)[64], const unsigned (&a)[4], unsigned long long desc_b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\n"
+      "setp.ne.b32 p, %68, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, "
+      "%24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, "
+      "%47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+      "{%64, %65, %66, %67}, %69, p, 1, 1, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]),
+        "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]),
+        "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),
+        "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]),
+        "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]),
+        "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(scale_d), "l"(desc_b));
+}
+__device__ __forceinline__ void red_add2(float* p, float x, float y) {
+  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(x), "f"(y) : "memory");
+}
+}  // namespace mlp_mma
+
+PL_PROVIDE(mlp_mma_main, tile_m, mlp_mma::kTileM);
+PL_PROVIDE(mlp_mma_main, tile_n, mlp_mma::kTileN);
+PL_PROVIDE(mlp_mma_main, tile_k, mlp_mma::kTileK);
+PL_PROVIDE(mlp_mma_main, dn_n, mlp_mma::kDnN);
+
+PL_COMPONENT(mlp_mma_main) {
+  using namespace mlp_mma;
+  namespace C = pl_contract::mlp_mma_main;
+  const unsigned lane = threadIdx.x & 31u, warp = ctx.warp() & 3u;
+  const unsigned K = C::param::K::get(ctx), hidden = C::param::hidden::get(ctx), M = C::param::M::get(ctx);
+  float* y = C::param::y::get<float>(ctx);
+  const unsigned k_tiles = K / kTileK, n_chunks = hidden / kDnN;
+#ifdef PL_CHECKED
+  if (M > kTileM || (reinterpret_cast<unsigned long long>(y) & 7u) != 0) {
+    if (ctx.thread() == 0) printf("mlp_mma: M = %u rows (at most %u), y = %p (8-byte aligned)\n", M, kTileM, static_cast<void*>(y));
+    __trap();
+  }
+#endif
+  C::In_gu gu(ctx);
+  C::In_dn dn(ctx);
+  const unsigned r0 = warp * 16u + (lane >> 2), col2 = 2u * (lane & 3u);
+  pl::Tile t;
+  for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
+    // 1. G | U
+    float acc[kAcc];
+#pragma unroll
+    for (unsigned j = 0; j < kAcc; ++j) acc[j] = 0.f;
+    for (unsigned kt = 0; kt < k_tiles; ++kt) {
+      gu.wait();
+      const unsigned a = pl::smem_addr(gu.a<unsigned char>(ctx));
+      const unsigned b = pl::smem_addr(gu.b<unsigned char>(ctx));
+      fence();
+#pragma unroll
+      for (unsigned k = 0; k < kTileK / 16; ++k)
+        wgmma_m64n128k16(acc, desc(a + k * 32u), desc(b + k * 32u), (kt > 0 || k > 0) ? 1 : 0);
+      commit();
+      wait_all();
+      fence_operands(acc);
+      gu.release(ctx);
+      gu.advance();
+    }
+    // 2. H in A-fragment registers: k-step s = column groups 2s, 2s + 1
+    unsigned h[kTileN / 16][4];
+#pragma unroll
+    for (unsigned s = 0; s < kTileN / 16; ++s) {
+#pragma unroll
+      for (unsigned q = 0; q < 2; ++q) {     // group 2s + q
+#pragma unroll
+        for (unsigned hh = 0; hh < 2; ++hh) {  // row g (+8 hh)
+          const unsigned j = 4u * (2u * s + q) + 2u * hh;
+          const float h0 = silu_mul(bf16_round(acc[j]), bf16_round(acc[kAcc / 2 + j]));
+          const float h1 = silu_mul(bf16_round(acc[j + 1]), bf16_round(acc[kAcc / 2 + j + 1]));
+          h[s][2u * q + hh] = pack(h0, h1);
+        }
+      }
+    }
+    // 3. y += H W_down^T, 128 output columns per stage
+    for (unsigned c = 0; c < n_chunks; ++c) {
+      float d[kDAcc];
+#pragma unroll
+      for (unsigned j = 0; j < kDAcc; ++j) d[j] = 0.f;
+      dn.wait();
+      const unsigned b = pl::smem_addr(dn.b<unsigned char>(ctx));
+      fence();
+#pragma unroll
+      for (unsigned s = 0; s < kTileN / 16; ++s) wgmma_rs_m64n128k16(d, h[s], desc(b + s * 32u), s > 0 ? 1 : 0);
+      commit();
+      wait_all();
+      fence_operands(d);
+      dn.release(ctx);
+      dn.advance();
+#pragma unroll
+      for (unsigned hh = 0; hh < 2; ++hh) {
+        const unsigned row = r0 + 8u * hh;
+        if (row < M) {
+          float* out = y + size_t(row) * hidden + c * kDnN + col2;
+#pragma unroll
+          for (unsigned j = 0; j < kDAcc / 4; ++j) red_add2(out + 8u * j, d[4u * j + 2u * hh], d[4u * j + 2u * hh + 1u]);
+        }
+      }
+    }
+  }
+}
