@@ -35,7 +35,7 @@ HEADERS=(
   "$E/llama_decode/components/splitk/sk_mma.contract.h|$E/llama_decode/components/splitk/sk_mma.toml"
   "$E/llama_decode/components/splitk/sk_red.contract.h|$E/llama_decode/components/splitk/sk_red.toml"
   "$E/llama_decode/components/splitk/sk_rope.contract.h|$E/llama_decode/components/splitk/sk_rope.toml"
-  "$E/llama_decode/components/mlp/mlp_loader.contract.h|$E/llama_decode/components/mlp/mlp_loader.toml"
+  "$E/llama_decode/components/mlp/mlp_loader.contract.h|$E/llama_decode/components/mlp/mlp_loader.toml $E/llama_decode/components/mlp/mlp_loader_g6d5.toml $E/llama_decode/components/mlp/mlp_loader_g8d2.toml"
   "$E/llama_decode/components/mlp/mlp_mma.contract.h|$E/llama_decode/components/mlp/mlp_mma.toml"
   "tests/gpu/transfer/tile_source.contract.h|tests/gpu/transfer/source.toml"
   "tests/gpu/transfer/tile_sink.contract.h|tests/gpu/transfer/sink.toml"

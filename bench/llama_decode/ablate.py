@@ -70,7 +70,9 @@ def main() -> int:
         others = {"64x64 tf": dict(gemms="linked64", trigger_first=True)} if pdl else {"64x64": dict(gemms="linked64")}
         if pdl:
             others.update({"fast": dict(gemms="linked64", trigger_first=True, rope="fused"),
-                           "fast mlp": dict(gemms="linked64", trigger_first=True, rope="fused", mlp="fused")})
+                           "fast mlp": dict(gemms="linked64", trigger_first=True, rope="fused", mlp="fused"),
+                           "fast mlp g6d5": dict(gemms="linked64", trigger_first=True, rope="fused", mlp="fused_g6d5"),
+                           "fast mlp g8d2": dict(gemms="linked64", trigger_first=True, rope="fused", mlp="fused_g8d2")})
         # the early-trigger builds take the attention linked so too
         attn_et = D.PipeLinkAttention(D.selection(a.kernels, pdl=True, table="select_et"), cache, mode="selected") if pdl else None
         steps = {"": step}

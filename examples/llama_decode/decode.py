@@ -332,6 +332,9 @@ def _kernels(kdir: str, pdl: bool = False, blocks_per_sm: int = 1, trigger_first
             sk256=pipelink.Kernel(os.path.join(kdir, f"splitk_k256{sfx}.cubin"), os.path.join(kdir, f"splitk_k256{sfx}.map")),
             skrope256=pipelink.Kernel(os.path.join(kdir, f"splitk_rope_k256{sfx}.cubin"), os.path.join(kdir, f"splitk_rope_k256{sfx}.map")),
             mlp=pipelink.Kernel(os.path.join(kdir, f"mlp{sfx}.cubin"), os.path.join(kdir, f"mlp{sfx}.map")))
+        if pdl:  # the fused MLP with other ring depths (mlp_loader_g6d5.toml, mlp_loader_g8d2.toml)
+            for v in ("g6d5", "g8d2"):
+                _KERNEL_CACHE[key]["mlp_" + v] = pipelink.Kernel(os.path.join(kdir, f"mlp_{v}_pdl.cubin"), os.path.join(kdir, f"mlp_{v}_pdl.map"))
         for n in ("fused", "fused64", "gemm", "sk512", "sk1024", "skrope", "sk256", "skrope256", "mlp"):
             if getattr(_KERNEL_CACHE[key][n], "pdl", False) != pdl:
                 raise ValueError(f"{n}: the cubin's manifest says pdl={not pdl}, wanted pdl={pdl}")
@@ -406,9 +409,9 @@ class LinkedStep:
         if rope == "fused" and proj != "linked":
             raise ValueError("rope = 'fused' is the split-K QKV GEMM's reduction: give proj='linked'")
         self.rope = rope
-        if mlp not in ("split", "fused"):
+        if mlp not in ("split", "fused", "fused_g6d5", "fused_g8d2"):
             raise ValueError(f"mlp = {mlp!r}")
-        if mlp == "fused" and (proj != "linked" or early_trigger or blocks_per_sm != 1):
+        if mlp != "split" and (proj != "linked" or early_trigger or blocks_per_sm != 1 or (mlp != "fused" and not pdl)):
             raise ValueError("mlp = 'fused' writes the split-K f32 output: give proj='linked' (no early_trigger, blocks_per_sm 1)")
         self.mlp = mlp
         if qkv_k_chunk not in (256, 512):
@@ -461,8 +464,9 @@ class LinkedStep:
             self.sk_down = [self._splitk("sk1024", self.H, w, self.d32) for w in model.wd]
             # rope="fused": the QKV GEMM linked with sk_rope (splitk_rope), whose reduction also
             # applies RoPE and appends k, v to the cache; its counters start at zero and end there
-            if mlp == "fused":
-                mk = self.k["mlp"]
+            self.mlp_kernel = "mlp" if mlp == "fused" else "mlp_" + mlp[6:]
+            if mlp != "split":
+                mk = self.k[self.mlp_kernel]
                 self.mlp_grid = min(self.sms, FFN // mk.fact("tile_n"))
                 self.mlp_common = dict(x_map=pipelink.tensor_map(self.h, box=(mk.fact("tile_m"), mk.fact("tile_k")), swizzle="128B",
                                                                  l2_promotion="256B"),
@@ -559,16 +563,16 @@ class LinkedStep:
                     torch.mm(o, m.wo[l].t(), out=self.d)
             if run("norm"):
                 norm.launch(B, 256, self.x, d, m.ln2[l], self.h, tok, m.embed, 1, pdl=pdl)
-            if self.mlp == "fused":
+            if self.mlp != "split":
                 if run("gu"):
-                    self.k["mlp"].launch(self.mlp_grid, **self.mlp_common, **self.mlp_w[l])
+                    self.k[self.mlp_kernel].launch(self.mlp_grid, **self.mlp_common, **self.mlp_w[l])
             elif run("gu"):
                 if self.gemms == "linked":
                     self.fused.launch(self.f_grid, w_map=self.f_w[l], **self.f_common)
                 else:
                     torch.mm(self.h, m.wgu[l].t(), out=self.gu)
                     k["silu"].launch(-(-B * FFN // 256), 256, self.gu, self.H, B, pdl=pdl)
-            if run("down") and self.mlp != "fused":
+            if run("down") and self.mlp == "split":
                 if lp:
                     self._sk(self.sk_down[l])
                 else:

@@ -27,7 +27,7 @@ cp "$build"/examples/llama_decode/{fused_small64,fused_small64_pdl}.{cubin,map} 
 cp "$build"/examples/llama_decode/{splitk_2pb_pdl,splitk_k1024_2pb_pdl,fused_small64_2pb_pdl}.{cubin,map} \
    "$build"/examples/llama_decode/rest_pdl_tf.cubin "$dest/kernels/"
 # the fused MLP (decode.LinkedStep(mlp="fused"))
-cp "$build"/examples/llama_decode/{mlp,mlp_pdl}.{cubin,map} "$dest/kernels/"
+cp "$build"/examples/llama_decode/{mlp,mlp_pdl,mlp_g6d5_pdl,mlp_g8d2_pdl}.{cubin,map} "$dest/kernels/"
 # --pdl-early-trigger links (decode.LinkedStep(early_trigger=True), select_et_pdl.json)
 cp "$build"/examples/llama_decode/{attn_a,attn_b,gemm_small,fused_small64,splitk,splitk_k1024,splitk_rope}_pdl_et.{cubin,map} \
    "$build"/examples/llama_decode/select_et_pdl.json "$dest/kernels/"

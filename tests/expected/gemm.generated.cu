@@ -5,7 +5,7 @@
 // linkage and leave the components' references unresolved.)
 #include "pipelink/device.cuh"
 // The slot tables below are laid out for these capacities (pipelink/limits.h as the linker saw it).
-static_assert(pl::kMaxSmem == 8 && pl::kMaxBarriers == 4 && pl::kMaxMbarriers == 8 && pl::kMaxPorts == 4 && pl::kMaxTensors == 4 && pl::kMaxParams == 8 && pl::kArgTensorMaps == 4 && pl::kArgWords == 24, "pipelink/device.cuh is not the linker's version: relink with matching headers");
+static_assert(pl::kMaxSmem == 8 && pl::kMaxBarriers == 4 && pl::kMaxMbarriers == 8 && pl::kMaxPorts == 4 && pl::kMaxTensors == 4 && pl::kMaxParams == 16 && pl::kArgTensorMaps == 4 && pl::kArgWords == 24, "pipelink/device.cuh is not the linker's version: relink with matching headers");
 
 // ---- facts ----
 extern "C" __device__ const unsigned pl_fact_stages = 4;  // provided by tma_loader
@@ -39,7 +39,7 @@ __device__ const pl::Slots pl_slots_0 = {
      {},
      {},
      {}},
-    {0, 1, 0, 0, 0, 0, 0, 0},  // param slots
+    {0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},  // param slots
     10, 1, 0, 1};  // warps [10, 11), instance 0 of 1
 // mma_consumer#0
 __device__ const pl::Slots pl_slots_1 = {
@@ -51,7 +51,7 @@ __device__ const pl::Slots pl_slots_1 = {
      {0, 65536, 2, 196672, 196688, 0, {0, 0, 0, 0}, {128, 0, 0, 0}, {128, 0, 0, 0}, 0, 2, 1, 0, 0}  /* port 'c' -> pipe 'c' */,
      {},
      {}},
-    {0, 0, 0, 0, 0, 0, 0, 0},  // param slots
+    {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},  // param slots
     0, 4, 0, 2};  // warps [0, 4), instance 0 of 2
 // mma_consumer#1
 __device__ const pl::Slots pl_slots_2 = {
@@ -63,7 +63,7 @@ __device__ const pl::Slots pl_slots_2 = {
      {0, 65536, 2, 196672, 196688, 0, {0, 0, 0, 0}, {128, 0, 0, 0}, {128, 0, 0, 0}, 1, 2, 1, 0, 0}  /* port 'c' -> pipe 'c' */,
      {},
      {}},
-    {0, 0, 0, 0, 0, 0, 0, 0},  // param slots
+    {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},  // param slots
     4, 4, 1, 2};  // warps [4, 8), instance 1 of 2
 // tile_writer
 __device__ const pl::Slots pl_slots_3 = {
@@ -75,7 +75,7 @@ __device__ const pl::Slots pl_slots_3 = {
      {},
      {},
      {}},
-    {1, 2, 3, 0, 0, 0, 0, 0},  // param slots
+    {1, 2, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},  // param slots
     8, 2, 0, 1};  // warps [8, 10), instance 0 of 1
 
 // ---- the tile sequence (one scheduler for every component) ----
