@@ -59,6 +59,10 @@ PDL_MODES = {m + "_pdl": v for m, v in REST_MODES.items()}
 FAST = dict(gemms="linked64", proj="linked", trigger_first=True, rope="fused")
 FAST_MODES = {"a_fast_pdl": "a", "b_fast_pdl": "b", "selected_fast_pdl": "selected", "revised_fast_pdl": "revised",
               "none_fast_pdl": None}
+# The fast step with the gate/up + SwiGLU + down as one linked kernel per layer (components/mlp,
+# 6 + 5 ring stages: decode.LinkedStep(mlp="fused_g6d5")): 6 kernels per layer.
+FAST_MLP = dict(FAST, mlp="fused_g6d5")
+FAST_MLP_MODES = {"a_fastmlp_pdl": "a", "b_fastmlp_pdl": "b", "selected_fastmlp_pdl": "selected", "none_fastmlp_pdl": None}
 
 
 def capture(torch, fn):
@@ -155,18 +159,22 @@ def point(torch, model, sel, cache, B, ctx, reps, inner, log, check=True, kdir="
             for m, am in FAST_MODES.items():
                 attns[m] = attns["none"] if am is None else attention(sels, True, am, cache)
                 rests[m] = D.LinkedStep(model, kdir, B, cache, pdl=True, **FAST)
-            for m in list(PDL_MODES) + [x + "_pdl" for x in NONE_MODES] + list(FAST_MODES):
+            for m, am in FAST_MLP_MODES.items():
+                attns[m] = attns["none"] if am is None else attention(sels, True, am, cache)
+                rests[m] = D.LinkedStep(model, kdir, B, cache, pdl=True, **FAST_MLP)
+            for m in list(PDL_MODES) + [x + "_pdl" for x in NONE_MODES] + list(FAST_MODES) + list(FAST_MLP_MODES):
                 graphs[m], outs[m] = capture(torch, lambda m=m: rests[m].step(tok, pos, attns[m]))
                 pdl_modes.append(m)
         except Exception as e:  # noqa: BLE001
             row["pdl_error"] = f"{type(e).__name__}: {e}"
             log(f"  B={B} ctx={ctx}: PDL modes failed: {row['pdl_error']}")
             torch.cuda.synchronize()
-            for m in list(PDL_MODES) + [x + "_pdl" for x in NONE_MODES] + list(FAST_MODES):
+            for m in list(PDL_MODES) + [x + "_pdl" for x in NONE_MODES] + list(FAST_MODES) + list(FAST_MLP_MODES):
                 if m not in pdl_modes:
                     graphs.pop(m, None)
                     outs.pop(m, None)
-    checked_pdl = tuple(x for x in pdl_modes if x in PDL_MODES or (x in FAST_MODES and FAST_MODES[x]))
+    checked_pdl = tuple(x for x in pdl_modes if x in PDL_MODES or (x in FAST_MODES and FAST_MODES[x])
+                        or (x in FAST_MLP_MODES and FAST_MLP_MODES[x]))
     for m in MODES[:3] + tuple(REST_MODES if kdir else ()) + checked_pdl:
         row[f"variant_{m}"] = attns[m].last
     if check:
@@ -227,7 +235,8 @@ def svg_plot(sweep, path):
               ("HBM floor", "#7f7f7f", [r["floor_ms"] for r in sweep])]
     # The whole step linked (the "fast" PDL modes: split-K projections with RoPE in the QKV
     # reduction, 64 x 64 gate/up), where the sweep timed them: a, b and select.json's choice.
-    for key, name, color in (("selected_fast_pdl", "fast step: selected", "#9467bd"), ("b_fast_pdl", "fast step: b", "#8c564b"),
+    for key, name, color in (("selected_fastmlp_pdl", "fast + fused MLP: selected", "#bcbd22"),
+                             ("selected_fast_pdl", "fast step: selected", "#9467bd"), ("b_fast_pdl", "fast step: b", "#8c564b"),
                              ("a_fast_pdl", "fast step: a", "#17becf")):
         if all(key in r["step_ms"] for r in sweep):
             series.insert(3, (name, color, [r["step_ms"][key]["median"] for r in sweep]))

@@ -113,4 +113,35 @@ def fast_table(r):
         for p in pts))
 
 
+def fastmlp_table(r):
+    pts = [p for p in r["points"] if "selected_fastmlp_pdl" in p["step_ms"]]
+    if not pts:
+        return
+    print("\nThe fast step with the fused MLP (gate/up + SwiGLU + down in one linked kernel per layer, 6 kernels per layer), "
+          "ms per step:\n")
+    print("| B | context | torch graph | fast: selected | fast + fused MLP: a | b | selected (variant, S) | no attention | HBM floor |"
+          " selected / best of a, b | selected vs torch | selected / floor |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for p in pts:
+        t, f, a, b, s, n = (ms(p, "step_ms", m) for m in ("torch", "selected_fast_pdl", "a_fastmlp_pdl", "b_fastmlp_pdl",
+                                                          "selected_fastmlp_pdl", "none_fastmlp_pdl"))
+        vs = p["variant_selected_fastmlp_pdl"]
+        print(f"| {p['B']} | {p['ctx']} | {t:.3f} | {f:.3f} | {a:.3f} | {b:.3f} | {s:.3f} ({vs[0]}, {vs[1]}) | {n:.3f} | "
+              f"{p['floor_ms']:.3f} | {s / min(a, b):.3f} | {t / s:.2f}x | {s / p['floor_ms']:.2f}x |")
+    print("\nSpread (min..max, ms): " + "; ".join(
+        f"B={p['B']} ctx={p['ctx']}: " + ", ".join(f"{m} {p['step_ms'][m]['min']:.3f}..{p['step_ms'][m]['max']:.3f}"
+                                                  for m in ("selected_fastmlp_pdl", "selected_fast_pdl", "torch")) for p in pts))
+    sw = [p for p in r["sweep"] if "selected_fastmlp_pdl" in p["step_ms"]]
+    if sw:
+        print("\nSweep at B = 1, fast + fused MLP (ms): " + "; ".join(
+            f"{p['ctx']}: a {ms(p, 'step_ms', 'a_fastmlp_pdl'):.3f}, b {ms(p, 'step_ms', 'b_fastmlp_pdl'):.3f}, selected "
+            f"{ms(p, 'step_ms', 'selected_fastmlp_pdl'):.3f} ({p['variant_selected_fastmlp_pdl'][0]}), torch {ms(p, 'step_ms', 'torch'):.3f}"
+            for p in sw))
+    print("\nChecks of the fused-MLP steps (rel L2 vs the torch graph): " + ", ".join(
+        f"B={p['B']} ctx={p['ctx']} " + "/".join(f"{p['check'][m]['rel_l2']:.3f}{'' if p['check'][m]['ok'] else ' FAIL'}"
+                                                for m in ("a_fastmlp_pdl", "b_fastmlp_pdl", "selected_fastmlp_pdl"))
+        for p in pts))
+
+
 fast_table(r)
+fastmlp_table(r)
