@@ -16,7 +16,8 @@
 //      static __shared__ memory (the allocator cannot place it: use an [[smem]] region); cluster or
 //      distributed-shared-memory instructions in a link without a cluster ([cluster]); exit or trap
 //      outside a PL_CHECKED build;
-//   3. that every object was built as the link is, with or without PL_CHECKED (pl::BuildRecord);
+//   3. that every object was built as the link is, with or without PL_CHECKED (pl::BuildRecord), and
+//      against the same binding-table capacities (pl::AbiRecord);
 //   4. instructions the link's target lacks (pipelink/targets.h: wgmma is sm_90a only, tcgen05
 //      sm_100a/sm_103a only) [target]: the component is refused for that target, by name.
 // PTX component inputs are read as they are. A cubin input has no readable records and is refused.
@@ -899,10 +900,56 @@ void conform(LinkContext& ctx, const std::vector<Input>& inputs) {
                         "check every pipe wait or none, depending on input order: build all objects and the link alike");
     }
   };
+  // Every object was compiled against this linker's binding-table capacities (pl::AbiRecord):
+  // otherwise its components read pl::Slots and pl::Args at other offsets than the generated
+  // tables have. An object with a build record but no abi record predates the abi record.
+  const int64_t abi = static_cast<int64_t>(pl::kMaxSmem) | static_cast<long long>(pl::kMaxBarriers) << 8 |
+                        static_cast<long long>(pl::kMaxMbarriers) << 16 | static_cast<long long>(pl::kMaxPorts) << 24 |
+                        static_cast<long long>(pl::kMaxTensors) << 32 | static_cast<long long>(pl::kMaxParams) << 40 |
+                        static_cast<long long>(pl::kArgTensorMaps) << 48 | static_cast<long long>(pl::kArgWords) << 56;
+  auto limits_text = [](int64_t v) {
+    const char* names[] = {"smem", "named_barriers", "mbarriers", "ports", "tensors", "params", "tensormap args", "arg words"};
+    std::string s;
+    for (int i = 0; i < 8; ++i) s += (i ? ", " : "") + std::string(names[i]) + " " + std::to_string((v >> (8 * i)) & 0xff);
+    return s;
+  };
+  std::set<std::string> abi_reported;
+  // recs: the records of one object (PTX input) or of the probe link (every LTO-IR / -dc object);
+  // records are attributed to a source by their key (the main source file's name), as for builds.
+  auto check_abi = [&](const std::vector<Record>& recs) {
+    std::map<std::string, int64_t> abi_of;
+    std::set<std::string> built;
+    for (const Record& r : recs) {
+      if (r.kind == "build") built.insert(r.key);
+      if (r.kind == "abi") abi_of[r.key] = r.value;
+    }
+    auto owner_of = [&](const std::string& key) -> const Contract* {
+      for (const auto& c : ctx.contracts) {
+        const std::string base = std::filesystem::path(c->source).filename().string();
+        if (!base.empty() && key.size() >= base.size() && key.compare(key.size() - base.size(), base.size(), base) == 0) return c.get();
+      }
+      return nullptr;
+    };
+    auto report = [&](const std::string& key, const std::string& msg, const int64_t* value) {
+      if (!abi_reported.insert(key + (value ? "|" + std::to_string(*value) : "")).second) return;
+      const Contract* owner = owner_of(key);
+      const std::string what = std::string("an object built from '") + key + "'" + (owner ? " (component '" + owner->name + "')" : "");
+      Diagnostic& d = ctx.diags.error("records", what + msg, owner ? owner->loc : SourceLoc{});
+      if (value) d.notes.push_back("the object's pipelink/limits.h: " + limits_text(*value));
+      d.notes.push_back("this linker's: " + limits_text(abi) + "; the component would read pl::Slots and pl::Args at other offsets: "
+                        "rebuild it with this PipeLink's headers");
+    };
+    for (const Record& r : recs)
+      if (r.kind == "abi" && r.value != abi) report(r.key, " was compiled against other binding-table capacities than this linker's", &r.value);
+    for (const std::string& key : built)
+      if (!abi_of.count(key)) report(key, " was compiled against an older pipelink/device.cuh (it has no abi record)", nullptr);
+  };
   for (const auto& [c, in] : ptx_components) {
     std::string text(in->bytes.begin(), in->bytes.end());
     while (!text.empty() && text.back() == '\0') text.pop_back();
-    check_builds(read_records(text));
+    const std::vector<Record> recs = read_records(text);
+    check_builds(recs);
+    check_abi(recs);
   }
   for (const auto& [c, in] : ptx_components) {
     std::string text(in->bytes.begin(), in->bytes.end());
@@ -934,7 +981,9 @@ void conform(LinkContext& ctx, const std::vector<Input>& inputs) {
   const std::string ptx(out.begin(), out.end());
   ctx.result.probe_ptx = ptx;
   for (size_t i = 0; i < probe_components.size(); ++i) ctx.probe_kernels.push_back({"pl_probe_" + std::to_string(i), probe_components[i].first});
-  check_builds(read_records(ptx));
+  const std::vector<Record> probe_records = read_records(ptx);
+  check_builds(probe_records);
+  check_abi(probe_records);
   for (size_t i = 0; i < probe_components.size(); ++i)
     check_component(*probe_components[i].first, probe_components[i].second->path, ptx, "pl_probe_" + std::to_string(i));
   if (!ctx.diags.has_errors()) check_role_registers(ctx, ptx);

@@ -149,7 +149,8 @@ LinkResult link_passes(const LinkOptions& options, Diagnostics& diags) {
   }
   if (options.blocks_per_sm > 1) {
     const int64_t n = options.blocks_per_sm;
-    ctx.target.max_smem = std::min(ctx.target.max_smem, ti->smem_per_sm / n - Target::kSmemReservedPerBlock);
+    // The driver allocates shared memory in 128-byte units, the per-block reserve included.
+    ctx.target.max_smem = std::min(ctx.target.max_smem, ((ti->smem_per_sm / n) & ~int64_t{127}) - Target::kSmemReservedPerBlock);
     ctx.target.regs_per_sm = std::min<int64_t>(ti->regs_per_block, ti->regs_per_sm / n);
   }
   // The kernel's name is a C++ symbol in the generated unit and a word of the map's launch line.

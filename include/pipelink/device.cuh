@@ -389,7 +389,30 @@ struct BuildRecord {
     for (unsigned i = start; i < n; ++i) key[i - start] = file[i];
   }
 };
+// And the binding-table capacities it was compiled against (pipelink/limits.h), which fix the
+// layouts of pl::Slots and pl::Args: kind "abi", scope "*", key = the main source file's name,
+// value = abi_limits(). The linker refuses an object whose value differs from its own, or that has
+// a "build" record but no "abi" one (compiled against an older device.cuh): its components would
+// read their slots at the wrong offsets.
+constexpr long long abi_limits() {
+  return static_cast<long long>(kMaxSmem) | static_cast<long long>(kMaxBarriers) << 8 | static_cast<long long>(kMaxMbarriers) << 16 |
+         static_cast<long long>(kMaxPorts) << 24 | static_cast<long long>(kMaxTensors) << 32 |
+         static_cast<long long>(kMaxParams) << 40 | static_cast<long long>(kArgTensorMaps) << 48 |
+         static_cast<long long>(kArgWords) << 56;
+}
+struct AbiRecord {
+  char magic[8], kind[16], scope[64], key[64];
+  long long value;
+  constexpr AbiRecord(const char* file)
+      : magic{'P', 'L', 'R', 'E', 'C', '1'}, kind{'a', 'b', 'i'}, scope{'*'}, key{}, value(abi_limits()) {
+    unsigned n = 0;
+    while (file[n]) ++n;
+    const unsigned start = n > 63 ? n - 63 : 0;
+    for (unsigned i = start; i < n; ++i) key[i - start] = file[i];
+  }
+};
 }  // namespace pl
+static __device__ __attribute__((used)) const ::pl::AbiRecord pl_record_abi(__BASE_FILE__);
 #ifdef PL_CHECKED
 static __device__ __attribute__((used)) const ::pl::BuildRecord pl_record_build(__BASE_FILE__, 1);
 #else

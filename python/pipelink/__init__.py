@@ -405,12 +405,13 @@ def check(contracts: Union[PathLike, Iterable[PathLike]], map: Optional[PathLike
           connect: Optional[Mapping[str, str]] = None, defines: Union[None, Iterable[str], Mapping[str, Any]] = None,
           arch: str = "sm_90a", library_dirs: Iterable[PathLike] = (), include_dirs: Iterable[PathLike] = (),
           kernel_name: str = "pipelink_kernel", pdl: bool = False, tile_order: Optional[str] = None,
-          blocks_per_sm: int = 1) -> LinkResult:
+          blocks_per_sm: int = 1, pdl_early_trigger: bool = False) -> LinkResult:
     """Checks and allocates only (`pipelink check`): the result has the map and no cubin; writes
     only `map` when given. Raises LinkError when the contracts are refused."""
     _flag("pipelink.check: pdl", pdl)
-    o = _options(contracts, None, map, library_dirs, include_dirs, connect, defines, arch, kernel_name, {"pdl": pdl}, tile_order,
-                 blocks_per_sm)
+    _flag("pipelink.check: pdl_early_trigger", pdl_early_trigger)
+    o = _options(contracts, None, map, library_dirs, include_dirs, connect, defines, arch, kernel_name,
+                 {"pdl": pdl, "pdl_early_trigger": pdl_early_trigger}, tile_order, blocks_per_sm)
     try:
         r = _libs.c.pl_check(o)
     finally:

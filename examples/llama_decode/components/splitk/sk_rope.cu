@@ -81,7 +81,13 @@ PL_COMPONENT(sk_rope_main) {
     __threadfence();
     C::barrier::arrive_sync::sync(ctx);  // every thread's reductions fenced
     int last = 0;
-    if (tid == 0) last = atomicAdd(count + t.n, 1u) == tiles_per_col - 1u;
+    if (tid == 0) {
+      // acq_rel at gpu scope: releases this block's reductions (ordered before it by the fences and
+      // the barrier) and, for the last block, acquires every other block's
+      unsigned old;
+      asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(old) : "l"(count + t.n) : "memory");
+      last = old == tiles_per_col - 1u;
+    }
     // bar.red.or over the component's 64 threads: all learn thread 0's answer
     asm volatile("{\n .reg .pred p, q;\n setp.ne.s32 p, %1, 0;\n bar.red.or.pred q, %2, %3, p;\n selp.s32 %0, 1, 0, q;\n}"
                  : "=r"(last) : "r"(last), "r"(C::barrier::arrive_sync::id(ctx)), "r"(ctx.slots->bar_threads[C::barrier::arrive_sync::index])
