@@ -64,21 +64,7 @@ static_assert(kTileK * 2 == 128, "K slices are 128 bytes: one 128-byte swizzle r
 
 namespace C = pl_contract::wgmma_gu_main;
 
-// Shared-memory matrix descriptor for a K-major operand with the 128-byte swizzle: rows of 128
-// bytes, 8-row groups 1024 bytes apart (SBO), leading-byte offset unused (1), swizzle mode 1.
-__device__ __forceinline__ unsigned long long desc_sw128(unsigned smem_addr) {
-  return static_cast<unsigned long long>((smem_addr & 0x3FFFFu) >> 4) | (1ull << 16) | (64ull << 32) | (1ull << 62);
-}
-
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
-__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
-__device__ __forceinline__ void wgmma_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
-__device__ __forceinline__ void wgmma_wait_one() { asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory"); }
-// Keeps the compiler from moving accumulator reads or writes across wgmma issue / wait.
-template <unsigned N> __device__ __forceinline__ void fence_operands(float (&d)[N]) {
-#pragma unroll
-  for (unsigned i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
-}
+// desc_sw128, wgmma_fence / _commit / _wait_all / _wait_one and fence_operands: wgmma_ops.cuh.
 
 __device__ __forceinline__ void mma_step(float (&d)[kAcc], unsigned long long da, unsigned long long db, int scale_d) {
 #if GU_TILE_N == 128 && !GU_SPLIT_N

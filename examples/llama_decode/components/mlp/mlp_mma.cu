@@ -18,24 +18,15 @@
 // the contract provides.
 #include "mlp_mma.contract.h"
 
-#include "../../../qwen_mlp/mma/wgmma_ops.cuh"  // gemm-team's generated wgmma wrappers: m64n128k16 (SS)
+#include "../../../qwen_mlp/mma/wgmma_ops.cuh"  // gemm-team's generated wgmma wrappers: m64n128k16 (SS and RS)
 
 namespace mlp_mma {
 constexpr unsigned kTileM = 64, kTileN = 64, kTileK = 64, kDnN = 128;
 constexpr unsigned kAcc = 2 * kTileN / 2;  // m64n128 f32 accumulators per thread: 64
 constexpr unsigned kDAcc = kDnN / 2;       // 64
 
-__device__ __forceinline__ unsigned long long desc(unsigned smem_addr) {
-  return static_cast<unsigned long long>((smem_addr & 0x3FFFFu) >> 4) | (1ull << 16) | (64ull << 32) | (1ull << 62);
-}
-__device__ __forceinline__ void fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
-__device__ __forceinline__ void commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
-__device__ __forceinline__ void wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
-template <unsigned N>
-__device__ __forceinline__ void fence_operands(float (&d)[N]) {
-#pragma unroll
-  for (unsigned i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
-}
+// desc_sw128, wgmma_fence / _commit / _wait_all, fence_operands and wgmma_rs_m64n128k16 (A from
+// registers): gemm-team's wgmma_ops.cuh.
 __device__ __forceinline__ float bf16_round(float v) {
   unsigned short r;
   asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r) : "f"(v));
@@ -48,25 +39,6 @@ __device__ __forceinline__ unsigned pack(float lo, float hi) {
 }
 __device__ __forceinline__ float silu_mul(float g, float u) { return __fdividef(g, 1.f + __expf(-g)) * u; }
 
-// wgmma m64n128k16, A from registers (four .b32: two bf16 each), B K-major from shared memory.
-__device__ __forceinline__ void wgmma_rs_m64n128k16(float (&d)[64], const unsigned (&a)[4], unsigned long long desc_b, int scale_d) {
-  asm volatile(
-      "{\n.reg .pred p;\n"
-      "setp.ne.b32 p, %68, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, "
-      "%24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, "
-      "%47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-      "{%64, %65, %66, %67}, %69, p, 1, 1, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]),
-        "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]),
-        "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
-        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]),
-        "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]),
-        "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]),
-        "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(scale_d), "l"(desc_b));
-}
 __device__ __forceinline__ void red_add2(float* p, float x, float y) {
   asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(x), "f"(y) : "memory");
 }
@@ -103,12 +75,12 @@ PL_COMPONENT(mlp_mma_main) {
       gu.wait();
       const unsigned a = pl::smem_addr(gu.a<unsigned char>(ctx));
       const unsigned b = pl::smem_addr(gu.b<unsigned char>(ctx));
-      fence();
+      wgmma_fence();
 #pragma unroll
       for (unsigned k = 0; k < kTileK / 16; ++k)
-        wgmma_m64n128k16(acc, desc(a + k * 32u), desc(b + k * 32u), (kt > 0 || k > 0) ? 1 : 0);
-      commit();
-      wait_all();
+        wgmma_m64n128k16(acc, desc_sw128(a + k * 32u), desc_sw128(b + k * 32u), (kt > 0 || k > 0) ? 1 : 0);
+      wgmma_commit();
+      wgmma_wait_all();
       fence_operands(acc);
       gu.release(ctx);
       gu.advance();
@@ -135,11 +107,11 @@ PL_COMPONENT(mlp_mma_main) {
       for (unsigned j = 0; j < kDAcc; ++j) d[j] = 0.f;
       dn.wait();
       const unsigned b = pl::smem_addr(dn.b<unsigned char>(ctx));
-      fence();
+      wgmma_fence();
 #pragma unroll
-      for (unsigned s = 0; s < kTileN / 16; ++s) wgmma_rs_m64n128k16(d, h[s], desc(b + s * 32u), s > 0 ? 1 : 0);
-      commit();
-      wait_all();
+      for (unsigned s = 0; s < kTileN / 16; ++s) wgmma_rs_m64n128k16(d, h[s], desc_sw128(b + s * 32u), s > 0 ? 1 : 0);
+      wgmma_commit();
+      wgmma_wait_all();
       fence_operands(d);
       dn.release(ctx);
       dn.advance();

@@ -19,21 +19,7 @@ PL_FACT_DECL(unsigned, k_chunk);
 namespace sk_mma {
 constexpr unsigned kTileM = 64, kTileN = 64, kTileK = 64;
 constexpr unsigned kAcc = kTileN / 2;  // f32 accumulator registers per thread
-
-// Shared-memory matrix descriptor, K-major operand with the 128-byte swizzle: 128-byte rows,
-// 8-row groups 1024 bytes apart (SBO = 64 x 16 B), leading-byte offset unused, swizzle mode 1.
-__device__ __forceinline__ unsigned long long desc(unsigned smem_addr) {
-  return static_cast<unsigned long long>((smem_addr & 0x3FFFFu) >> 4) | (1ull << 16) | (64ull << 32) | (1ull << 62);
-}
-
-__device__ __forceinline__ void fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
-__device__ __forceinline__ void commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
-__device__ __forceinline__ void wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
-// Keeps the compiler from moving accumulator reads or writes across wgmma issue / wait.
-__device__ __forceinline__ void fence_operands(float (&d)[kAcc]) {
-#pragma unroll
-  for (unsigned i = 0; i < kAcc; ++i) asm volatile("" : "+f"(d[i])::"memory");
-}
+// The descriptor (desc_sw128), fence / commit / wait and fence_operands: wgmma_ops.cuh.
 }  // namespace sk_mma
 
 // What this code compiles in beyond the header's records, checked against the contract.
@@ -58,12 +44,12 @@ PL_COMPONENT(sk_mma_main) {
       ab.wait();
       const unsigned a = pl::smem_addr(ab.a<unsigned char>(ctx));
       const unsigned b = pl::smem_addr(ab.b<unsigned char>(ctx));
-      fence();
+      wgmma_fence();
 #pragma unroll
       for (unsigned k = 0; k < kTileK / 16; ++k)
-        wgmma_m64n64k16(d, desc(a + k * 32u), desc(b + k * 32u), (kt > 0 || k > 0) ? 1 : 0);
-      commit();
-      wait_all();
+        wgmma_m64n64k16(d, desc_sw128(a + k * 32u), desc_sw128(b + k * 32u), (kt > 0 || k > 0) ? 1 : 0);
+      wgmma_commit();
+      wgmma_wait_all();
       fence_operands(d);
       ab.release(ctx);  // arrive = "warp": the stage's wgmma reads are complete
       ab.advance();
