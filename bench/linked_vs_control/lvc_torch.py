@@ -101,7 +101,7 @@ def attention_configs(kdir, rounds, seed, log):
 
             def run(i, outs=outs, maps=maps, q=q, L=L, S=S, Bt=Bt, cnt=cnt, ws=ws, ks=ks, grid=grid):
                 k = ks[i]
-                a = dict(k_map=maps[0], v_map=maps[1], q=q, attn_out=outs[i], L=L, kv_stride=L, S=S, BH=Bt * KVH, ws=ws, cnt=cnt)
+                a = dict(k_map=maps[0], v_map=maps[1], q=q, attn_out=outs[i], L=L, kv_stride=L, L_new=1, S=S, BH=Bt * KVH, ws=ws, cnt=cnt)
                 k.launch(grid, **{n: v for n, v in a.items() if n in k.params})
 
             for o in outs:

@@ -181,7 +181,7 @@ class PipeLinkAttention:
     "b" (that variant at every shape, with its own launch parameters) or "selected" (the table's
     rule picks per (B, L))."""
 
-    def __init__(self, selection, cache, mode: str = "selected", sms: int = 0) -> None:
+    def __init__(self, selection, cache, mode: str = "selected", sms: int = 0, prefetch: bool = True) -> None:
         import pipelink  # noqa: PLC0415
         torch = _torch()
         self.sel, self.mode = selection, mode
@@ -198,6 +198,10 @@ class PipeLinkAttention:
         self.s_max = 64
         self.ws = torch.empty(self.B * KVH * self.s_max * 4 * (HD + 2), device="cuda", dtype=torch.float32)
         self.last = None  # (variant, S) of the last launch
+        # L_new: the keys at the context's end that the kernels before the attention write (the new
+        # token's append); with --pdl the loader reads the other key tiles before its dependency
+        # wait. prefetch=False passes L_new = L: every tile after the wait (for comparisons).
+        self.prefetch = prefetch
 
     def choice(self, L: int):
         shape = dict(B=self.B, L=L, kv_heads=KVH, sms=self.sms)
@@ -212,6 +216,7 @@ class PipeLinkAttention:
             raise ValueError(f"S = {S} outside 1..{self.s_max}")
         k = self.sel.kernel(name)
         args = dict(k_map=self.maps[l][0], v_map=self.maps[l][1], q=q, attn_out=self.out, L=L, kv_stride=self.max_ctx,
+                    L_new=1 if self.prefetch else L,
                     S=S, BH=self.B * KVH, ws=self.ws, cnt=self.cnt)
         k.launch(self.B * KVH * S, **{n: v for n, v in args.items() if n in k.params})
         self.last = (name, S)

@@ -3,8 +3,8 @@
 // [t.n * chunk, min(ntiles, (t.n + 1) * chunk)) (the loader's range), for the KV head's 4 query
 // heads (GQA 32 / 8, head_dim 64), online softmax in fp32 through the walk core (a) uses
 // (../attn_common/attn_walk.cuh).
-// Its partial state (o unnormalized, m, l per head) goes to the workspace `ws`; after a
-// __threadfence() thread 0 counts the split in cnt[t.m]; the split that arrives last (count S - 1)
+// Its partial state (o unnormalized, m, l per head) goes to the workspace `ws`; thread 0 counts
+// the split in cnt[t.m] (an acq_rel atomic after the instance's barrier); the split that arrives last (count S - 1)
 // resets the counter to 0 (so the next launch, or graph replay, starts from zero), reads every
 // split's partial through L2 and writes the combined, normalized output into the "o" stage with
 // flag = 1. The other splits commit their "o" stage with flag = 0 (the writer skips it).
@@ -47,33 +47,67 @@ PL_COMPONENT(attn_core_split_main) {
     constexpr unsigned kPart = kHeadDim + 2;  // o[64], m, l per (tile, split, head)
     const unsigned long long head_row = static_cast<unsigned long long>(t.m) * S * kHeads;
     float* mine = wsb + (head_row + static_cast<unsigned long long>(t.n) * kHeads + h) * kPart;
-    __stcg(mine + 2 * lane, o0);
-    __stcg(mine + 2 * lane + 1, o1);
+    __stcg(reinterpret_cast<float2*>(mine) + lane, make_float2(o0, o1));
     if (lane == 0) { __stcg(mine + kHeadDim, M); __stcg(mine + kHeadDim + 1, lt); }
-    __threadfence();
+    // Count the split: the instance's barrier orders every thread's stores before thread 0's
+    // atomic, whose release (gpu scope) publishes them; its acquire, and the barrier after it,
+    // order the last split's reads of the other splits' partials after their releases.
     C::barrier::core_sync::sync(ctx);
     unsigned* last_flag = C::smem::last::at<unsigned>(ctx);
     const unsigned tid = ctx.thread();
     if (tid == 0) {
-      const unsigned before = atomicAdd(cnt + t.m, 1u);
+      unsigned before;
+      asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(before) : "l"(cnt + t.m) : "memory");
       const unsigned is_last = before == S - 1 ? 1u : 0u;
-      if (is_last) atomicExch(cnt + t.m, 0u);
+      if (is_last) atomicExch(cnt + t.m, 0u);  // for the next launch, which starts after this grid
       *last_flag = is_last;
     }
     C::barrier::core_sync::sync(ctx);
     const bool is_last = *last_flag != 0;
     out.acquire();
     if (is_last) {
-      __threadfence();
-      float Mt = kMinit;
-      for (unsigned sp = 0; sp < S; ++sp) Mt = fmaxf(Mt, __ldcg(wsb + (head_row + sp * kHeads + h) * kPart + kHeadDim));
-      float lsum = 0.f, a0 = 0.f, a1 = 0.f;
-      for (unsigned sp = 0; sp < S; ++sp) {
-        const float* part = wsb + (head_row + sp * kHeads + h) * kPart;
-        const float sc = exp2f(__ldcg(part + kHeadDim) - Mt);
-        lsum = fmaf(__ldcg(part + kHeadDim + 1), sc, lsum);
-        a0 = fmaf(__ldcg(part + 2 * lane), sc, a0);
-        a1 = fmaf(__ldcg(part + 2 * lane + 1), sc, a1);
+      // Warp h combines head h's S partials, 32 splits per round: lane s reads split s's (m, l),
+      // and o is read in groups of 16 splits whose loads are all issued before any is used (the
+      // first group's together with (m, l)): for S <= 16 one trip to L2, not 2 S dependent ones.
+      constexpr unsigned kGroup = 16;
+      constexpr unsigned kSplitStride = kHeads * kPart;  // from split s's partial to split s + 1's
+      const float* head_ws = wsb + (head_row + h) * kPart;
+      float Mt = kMinit, lsum = 0.f, a0 = 0.f, a1 = 0.f;
+      for (unsigned s0 = 0; s0 < S; s0 += 32) {
+        const unsigned n = S - s0 < 32 ? S - s0 : 32u;
+        const float* chunk_ws = head_ws + static_cast<unsigned long long>(s0) * kSplitStride;
+        const float ms = lane < n ? __ldcg(chunk_ws + lane * kSplitStride + kHeadDim) : kMinit;
+        const float ls = lane < n ? __ldcg(chunk_ws + lane * kSplitStride + kHeadDim + 1) : 0.f;
+        float2 ov[kGroup];
+        auto load_group = [&](unsigned u) {
+#pragma unroll
+          for (unsigned k = 0; k < kGroup; ++k)
+            ov[k] = u + k < n ? __ldcg(reinterpret_cast<const float2*>(chunk_ws + (u + k) * kSplitStride) + lane)
+                              : make_float2(0.f, 0.f);
+        };
+        load_group(0);
+        float cm = ms;
+#pragma unroll
+        for (unsigned d = 16; d > 0; d >>= 1) cm = fmaxf(cm, __shfl_xor_sync(0xffffffffu, cm, d));
+        const float Mn = fmaxf(Mt, cm);
+        const float rescale = exp2f(Mt - Mn);
+        const float sc = lane < n ? exp2f(ms - Mn) : 0.f;  // split s0 + lane's weight
+        float lc = ls * sc;
+#pragma unroll
+        for (unsigned d = 16; d > 0; d >>= 1) lc += __shfl_xor_sync(0xffffffffu, lc, d);
+        lsum = fmaf(lsum, rescale, lc);
+        a0 *= rescale;
+        a1 *= rescale;
+        Mt = Mn;
+        for (unsigned u = 0; u < n; u += kGroup) {
+          if (u > 0) load_group(u);
+#pragma unroll
+          for (unsigned k = 0; k < kGroup; ++k) {
+            const float w = __shfl_sync(0xffffffffu, sc, (u + k) & 31u);
+            a0 = fmaf(ov[k].x, w, a0);
+            a1 = fmaf(ov[k].y, w, a1);
+          }
+        }
       }
       const float inv = 1.f / lsum;
       out.o<unsigned>(ctx)[h * 32 + lane] = pack_bf16x2(a0 * inv, a1 * inv);

@@ -46,9 +46,13 @@ struct S {  // u32
   enum : unsigned { index = 4 };
   static __device__ __forceinline__ unsigned get(const pl::Ctx& ctx) { return ctx.u32(index); }
 };
+struct L_new {  // u32
+  enum : unsigned { index = 5 };
+  static __device__ __forceinline__ unsigned get(const pl::Ctx& ctx) { return ctx.u32(index); }
+};
 }  // namespace param
 
-// [[port]] kv (contract.toml:36): out, completion = "tx", arrive = "one", stages = "kv_stages".
+// [[port]] kv (contract.toml:40): out, completion = "tx", arrive = "one", stages = "kv_stages".
 struct Out_kv {
   enum : unsigned { index = 0 };
   enum : long long { arrive = pl::arrive_one };
