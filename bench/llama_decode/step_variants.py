@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Builds of the linked decode step side by side: each variant is decode.LinkedStep with the
+fast fused-MLP configuration (bench.FAST_MLP, PDL) and some keyword arguments changed, with the
+attention select_pdl.json picks; at each (B, context) point every variant is captured in one CUDA
+graph, all timed interleaved in one process (bench.time_graphs), and each graph's logits are
+checked against the eager PyTorch step (decode.compare_logits: rel L2 within 1.5x the
+fp32-attention reference's distance + 2^-10), the linked buffers poisoned first.
+
+    PYTHONPATH=DIR/py python3 step_variants.py --kernels DIR/kernels --json OUT.json \\
+        --variants '{"base": {}, "kv prefetch": {"kv_prefetch": true}}' [--points 1:16,1:4096]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "llama_decode"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import decode as D  # noqa: E402
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kernels", required=True)
+    ap.add_argument("--json", required=True)
+    ap.add_argument("--variants", required=True, help="JSON object: name -> LinkedStep keyword overrides of bench.FAST_MLP")
+    ap.add_argument("--points", default="1:16,1:4096,16:4096")
+    ap.add_argument("--reps", type=int, default=11)
+    a = ap.parse_args()
+    import torch  # noqa: PLC0415
+    if not torch.cuda.is_available():
+        print("skipped: no GPU")
+        return 77
+    import bench as BL  # noqa: PLC0415
+    log = lambda s: print(s, flush=True)  # noqa: E731
+    variants = json.loads(a.variants)
+    torch.manual_seed(2026)
+    model = D.Llama1B()
+    sel = D.selection(a.kernels, pdl=True)
+    res = dict(device=torch.cuda.get_device_name(0), torch=torch.__version__, base=dict(BL.FAST_MLP, pdl=True),
+               variants=variants, date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), points=[])
+    log(f"{res['device']}, {res['date']}")
+    for spec in a.points.split(","):
+        B, ctx = (int(x) for x in spec.split(":"))
+        cache = D.alloc_cache(B, max(ctx, 16))
+        pos, tok = ctx - 1, torch.randint(0, D.VOCAB, (B,), device="cuda")
+        attn = D.PipeLinkAttention(sel, cache, mode="selected")
+        steps, graphs, outs = {}, {}, {}
+        for n, kw in variants.items():
+            steps[n] = D.LinkedStep(model, a.kernels, B, cache, pdl=True, **dict(BL.FAST_MLP, **kw))
+            graphs[n], outs[n] = BL.capture(torch, lambda st=steps[n]: st.step(tok, pos, attn))
+        t = BL.time_graphs(torch, graphs, a.reps, 10)
+        ref = model.step(tok, pos, cache, D.TorchAttention(cache))
+        noise = D.compare_logits(model.step(tok, pos, cache, D.Fp32Attention(cache)), ref)["rel_l2"]
+        checks = {}
+        for n in variants:
+            attn.out.fill_(float("nan"))
+            steps[n].poison()
+            graphs[n].replay()
+            torch.cuda.synchronize()
+            checks[n] = D.compare_logits(outs[n], ref, noise)
+        first = next(iter(variants))
+        log(f"B={B:2d} ctx={ctx:5d} (attention {attn.last}):")
+        for n in variants:
+            x = t[n]
+            log(f"   {n:24s} {x['median']:.4f} [{x['min']:.4f}, {x['max']:.4f}]  / {first}: {x['median'] / t[first]['median']:.3f}"
+                f"   logits rel L2 {checks[n]['rel_l2']:.4f} ({'ok' if checks[n]['ok'] else 'FAIL'})")
+        res["points"].append(dict(B=B, ctx=ctx, attention=attn.last, times=t, checks=checks))
+        del steps, graphs, outs, attn, cache
+        torch.cuda.empty_cache()
+        with open(a.json, "w") as f:
+            json.dump(res, f, indent=1)
+    ok = all(c["ok"] for p in res["points"] for c in p["checks"].values())
+    log("checks: " + ("PASS" if ok else "FAIL"))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
