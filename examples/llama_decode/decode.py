@@ -848,6 +848,21 @@ def greedy_report(model, sel, log):
     base = r["fp32_attention"]["teacher_forced_agree"]
     r["ok"] = all(r[n]["teacher_forced_agree"] >= base - 1 for n in ("pipelink_selected", "pipelink_b"))
     log("reference tokens: " + " ".join(map(str, ref_toks)))
+    # A second reading (added in session 6, after the criterion above had failed on 1-ulp near-ties):
+    # the same decodes against the fp32-attention reference's own greedy tokens. SDPA rounds a
+    # third of its bf16 outputs differently from the fp32 attention, PipeLink's attention 0.05-0.3%
+    # of them (bench/llama_decode/attn_bits.py), so the fp32 decode is the closer reference; the
+    # pass/fail above stays the criterion.
+    f32_toks, f32_m = r["fp32_attention"]["free_running"], greedy(model, lambda c: Fp32Attention(c))[1]
+    r["fp32_reference"] = dict(tokens=f32_toks, margins=f32_m)
+    for name in ("pipelink_selected", "pipelink_b"):
+        toks = r[name]["free_running"]
+        same = next((i for i, (x, y) in enumerate(zip(toks, f32_toks)) if x != y), len(toks))
+        forced, _ = greedy(model, facts[name], forced=f32_toks)
+        agree = sum(int(x == y) for x, y in zip(forced, f32_toks))
+        r[name].update(vs_fp32_free_running_equal_prefix=same, vs_fp32_teacher_forced_agree=agree)
+        log(f"  greedy {name:18s} vs the fp32-attention decode: free-running equal prefix {same:2d}/32"
+            + ("" if same == 32 else f" (fp32 margin there {f32_m[same]:.4f})") + f"; teacher-forced argmax agrees at {agree}/32 steps")
     return r
 
 
