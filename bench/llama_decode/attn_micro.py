@@ -38,7 +38,8 @@ def main() -> int:
     ap.add_argument("--kernels", required=True)
     ap.add_argument("--baseline", default="")
     ap.add_argument("--json", required=True)
-    ap.add_argument("--cases", default="a:64:1,a:256:1,b:256:1,b:1024:4,b:4096:16,b:4096:1,b:4096:32,b:4096:64,b:2048:8,b:2048:16",
+    ap.add_argument("--cases", default="a:64:1,a:256:1,b:256:1,b:1024:4,b:4096:16,b:4096:1,b:4096:32,b:4096:64,b:2048:8,b:2048:16,"
+                                       "b:8256:33",
                     help="variant:L:S,...")
     ap.add_argument("--reps", type=int, default=11)
     a = ap.parse_args()
@@ -54,14 +55,13 @@ def main() -> int:
     if a.baseline:
         sels["old"] = D.selection(a.baseline, pdl=True)
     B = 1
-    cache = D.alloc_cache(B, 8192)
+    cases = [(v, int(L), int(S)) for v, L, S in (c.split(":") for c in a.cases.split(","))]
+    cache = D.alloc_cache(B, max(16, max(L for _, L, _ in cases)))
     tok = torch.randint(0, D.VOCAB, (B,), device="cuda")
     step = D.LinkedStep(model, a.kernels, B, cache, pdl=True, **BL.FAST_MLP)
     only_attn = tuple(p for p in D.LinkedStep.PARTS if p != "attn")
     graphs = {}
-    for case in a.cases.split(","):
-        v, L, S = case.split(":")
-        L, S = int(L), int(S)
+    for v, L, S in cases:
         for build, sel in sels.items():
             at = ForcedAttention(sel, cache, v, S)
             graphs[f"{v} L={L} S={S} {build}"], _ = BL.capture(torch, lambda at=at, L=L: step.step(tok, L - 1, at, skip=only_attn))

@@ -192,7 +192,7 @@ def point(torch, model, sel, cache, B, ctx, reps, inner, log, check=True, kdir="
             row["check"][m] = D.compare_logits(outs[m], ref, noise)
         for m in tuple(REST_MODES if kdir else ()) + checked_pdl:
             attns[m].out.fill_(float("nan"))
-            rests[m].poison()
+            rests[m].poison(pos)  # and the cache row at pos (see LinkedStep.poison)
             graphs[m].replay()
             torch.cuda.synchronize()
             row["check"][m] = D.compare_logits(outs[m], ref, noise)

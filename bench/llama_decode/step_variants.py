@@ -4,10 +4,11 @@ fast fused-MLP configuration (bench.FAST_MLP, PDL) and some keyword arguments ch
 attention select_pdl.json picks; at each (B, context) point every variant is captured in one CUDA
 graph, all timed interleaved in one process (bench.time_graphs), and each graph's logits are
 checked against the eager PyTorch step (decode.compare_logits: rel L2 within 1.5x the
-fp32-attention reference's distance + 2^-10), the linked buffers poisoned first.
+fp32-attention reference's distance + 2^-10), the linked buffers and the cache row of the new
+token poisoned first.
 
     PYTHONPATH=DIR/py python3 step_variants.py --kernels DIR/kernels --json OUT.json \\
-        --variants '{"base": {}, "kv prefetch": {"kv_prefetch": true}}' [--points 1:16,1:4096]
+        --variants '{"fused MLP": {}, "split MLP": {"mlp": "split"}}' [--points 1:16,1:4096]
 """
 from __future__ import annotations
 
@@ -29,6 +30,9 @@ def main() -> int:
     ap.add_argument("--variants", required=True, help="JSON object: name -> LinkedStep keyword overrides of bench.FAST_MLP")
     ap.add_argument("--points", default="1:16,1:4096,16:4096")
     ap.add_argument("--reps", type=int, default=11)
+    ap.add_argument("--l-new", type=int, default=1,
+                    help="the attention loader's L_new (1: the new token; 0 is a negative control: the loader then "
+                         "requests the new token's tile before its dependency wait, and the poisoned row must show)")
     a = ap.parse_args()
     import torch  # noqa: PLC0415
     if not torch.cuda.is_available():
@@ -47,7 +51,7 @@ def main() -> int:
         B, ctx = (int(x) for x in spec.split(":"))
         cache = D.alloc_cache(B, max(ctx, 16))
         pos, tok = ctx - 1, torch.randint(0, D.VOCAB, (B,), device="cuda")
-        attn = D.PipeLinkAttention(sel, cache, mode="selected")
+        attn = D.PipeLinkAttention(sel, cache, mode="selected", l_new=a.l_new)
         steps, graphs, outs = {}, {}, {}
         for n, kw in variants.items():
             steps[n] = D.LinkedStep(model, a.kernels, B, cache, pdl=True, **dict(BL.FAST_MLP, **kw))
@@ -58,7 +62,7 @@ def main() -> int:
         checks = {}
         for n in variants:
             attn.out.fill_(float("nan"))
-            steps[n].poison()
+            steps[n].poison(pos)
             graphs[n].replay()
             torch.cuda.synchronize()
             checks[n] = D.compare_logits(outs[n], ref, noise)

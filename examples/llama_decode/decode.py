@@ -181,7 +181,7 @@ class PipeLinkAttention:
     "b" (that variant at every shape, with its own launch parameters) or "selected" (the table's
     rule picks per (B, L))."""
 
-    def __init__(self, selection, cache, mode: str = "selected", sms: int = 0, prefetch: bool = True) -> None:
+    def __init__(self, selection, cache, mode: str = "selected", sms: int = 0, l_new=1) -> None:
         import pipelink  # noqa: PLC0415
         torch = _torch()
         self.sel, self.mode = selection, mode
@@ -198,10 +198,11 @@ class PipeLinkAttention:
         self.s_max = 64
         self.ws = torch.empty(self.B * KVH * self.s_max * 4 * (HD + 2), device="cuda", dtype=torch.float32)
         self.last = None  # (variant, S) of the last launch
-        # L_new: the keys at the context's end that the kernels before the attention write (the new
-        # token's append); with --pdl the loader reads the other key tiles before its dependency
-        # wait. prefetch=False passes L_new = L: every tile after the wait (for comparisons).
-        self.prefetch = prefetch
+        # l_new: the keys at the context's end that the kernels before the attention write (1: the
+        # new token's append), passed as the loader's L_new; with --pdl the loader reads the other
+        # key tiles before its dependency wait. None passes L_new = L: every tile after the wait
+        # (for comparisons). A smaller value than the truth is wrong (a negative control only).
+        self.l_new = l_new
 
     def choice(self, L: int):
         shape = dict(B=self.B, L=L, kv_heads=KVH, sms=self.sms)
@@ -216,7 +217,7 @@ class PipeLinkAttention:
             raise ValueError(f"S = {S} outside 1..{self.s_max}")
         k = self.sel.kernel(name)
         args = dict(k_map=self.maps[l][0], v_map=self.maps[l][1], q=q, attn_out=self.out, L=L, kv_stride=self.max_ctx,
-                    L_new=1 if self.prefetch else L,
+                    L_new=L if self.l_new is None else self.l_new,
                     S=S, BH=self.B * KVH, ws=self.ws, cnt=self.cnt)
         k.launch(self.B * KVH * S, **{n: v for n, v in args.items() if n in k.params})
         self.last = (name, S)
@@ -512,9 +513,16 @@ class LinkedStep:
             params["x_map"] = self._xmap(x)
         return kern, min(self.sms, (K // kc) * (N // tn)), params
 
-    def poison(self) -> None:
+    def poison(self, pos=None) -> None:
+        """NaN into every buffer the step writes; with pos, also the KV-cache row at pos of every
+        layer (the new token's, which the step appends before its attention reads it): an attention
+        that read that row before the QKV kernel wrote it, e.g. a loader requesting it before its
+        dependency wait, then yields NaN logits."""
         for t in (self.x, self.h, self.qkv, self.q, self.d, self.H, self.logits):
             t.fill_(float("nan"))
+        if pos is not None:
+            self.K[:, :, :, pos].fill_(float("nan"))
+            self.V[:, :, :, pos].fill_(float("nan"))
         if self.proj == "linked":  # split-K accumulators: they must hold zeros, and do after a step
             self.qkv32.zero_()
             self.d32.zero_()
@@ -836,8 +844,9 @@ def greedy_report(model, sel, log):
     facts = {"fp32_attention": lambda c: Fp32Attention(c),
              "pipelink_selected": lambda c: PipeLinkAttention(sel, c, mode="selected"),
              "pipelink_b": lambda c: PipeLinkAttention(sel, c, mode="b")}
+    margins = {}
     for name, f in facts.items():
-        toks, _ = greedy(model, f)
+        toks, margins[name] = greedy(model, f)
         same = next((i for i, (x, y) in enumerate(zip(toks, ref_toks)) if x != y), len(toks))
         forced, _ = greedy(model, f, forced=ref_toks)
         agree = sum(int(x == y) for x, y in zip(forced, ref_toks))
@@ -853,7 +862,7 @@ def greedy_report(model, sel, log):
     # third of its bf16 outputs differently from the fp32 attention, PipeLink's attention 0.05-0.3%
     # of them (bench/llama_decode/attn_bits.py), so the fp32 decode is the closer reference; the
     # pass/fail above stays the criterion.
-    f32_toks, f32_m = r["fp32_attention"]["free_running"], greedy(model, lambda c: Fp32Attention(c))[1]
+    f32_toks, f32_m = r["fp32_attention"]["free_running"], margins["fp32_attention"]
     r["fp32_reference"] = dict(tokens=f32_toks, margins=f32_m)
     for name in ("pipelink_selected", "pipelink_b"):
         toks = r[name]["free_running"]
@@ -887,7 +896,7 @@ def main() -> int:
     res = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     if a.quick:
         shapes = [(1, 1, 64), (2, 70, 128), (1, 600, 640), (3, 1000, 1024)]
-        ok, rows = check_attention(sel, shapes, log, forced_s=(2, 5))
+        ok, rows = check_attention(sel, shapes, log, forced_s=(2, 5, 33))
         log("PASS" if ok else "FAIL")
         return 0 if ok else 1
     t0 = time.time()
@@ -895,7 +904,7 @@ def main() -> int:
     shapes = [] if a.steps_only else [(1, 1, 64), (1, 16, 16), (1, 63, 64), (1, 64, 64), (1, 65, 128), (1, 1000, 1024), (1, 4096, 4096),
               (1, 8192, 8192), (3, 777, 800), (16, 16, 16), (16, 4096, 4096), (64, 16, 16), (64, 4096, 4096)]
     if shapes:
-        ok_attn, rows = check_attention(sel, shapes, log, forced_s=(1, 3, 16))
+        ok_attn, rows = check_attention(sel, shapes, log, forced_s=(1, 3, 16, 17, 33, 64))
         res["attention_check"] = dict(ok=ok_attn, rows=rows)
         log(f"attention checks: {'PASS' if ok_attn else 'FAIL'} ({time.time() - t0:.1f} s)")
 
@@ -943,7 +952,7 @@ def main() -> int:
                     att = PipeLinkAttention(sels[pdl], cache, mode=mode)
                     rest = LinkedStep(model, a.kernels, B, cache, gemms=gemms, pdl=pdl, proj=proj)
                     att.out.fill_(float("nan"))
-                    rest.poison()
+                    rest.poison(ctx - 1)
                     lp = rest.step(tok, ctx - 1, att)
                     c = compare_logits(lp, ref, noise)
                     gemms = gemms if proj == "cublas" else gemms + "+splitk"

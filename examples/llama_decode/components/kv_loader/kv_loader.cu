@@ -7,7 +7,8 @@
 // tile j of K and of V: rows t.m * kv_stride + j * kv_tile + [0, kv_tile) of the 2-D maps.
 //
 // Assumes: k_map / v_map are 2-D tensor maps over one layer's cache viewed as bf16
-// [B * kv_heads * kv_stride, head_dim], box {head_dim, kv_tile}, no swizzle. Keys past L are
+// [B * kv_heads * kv_stride, head_dim], box {head_dim, kv_tile}, 128-byte swizzle (the
+// contract's tensors). Keys past L are
 // loaded (stale cache rows or TMA's zero fill past the end) and masked by the core. One thread.
 //
 // Programmatic dependent launch: the contract says pdl_wait = "own". Only the last L_new keys of
