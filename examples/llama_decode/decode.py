@@ -887,7 +887,11 @@ def main() -> int:
                          "links, select_pdl.json), and their logits compared bit for bit with the same steps without it")
     a = ap.parse_args()
     import pipelink  # noqa: PLC0415
-    torch = _torch()
+    try:
+        torch = _torch()
+    except ImportError:
+        print("skipped: no GPU (no PyTorch)")
+        return 77
     if not torch.cuda.is_available():
         print("skipped: no GPU")
         return 77
