@@ -27,7 +27,8 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--kernels", required=True)
     ap.add_argument("--json", required=True)
-    ap.add_argument("--variants", required=True, help="JSON object: name -> LinkedStep keyword overrides of bench.FAST_MLP")
+    ap.add_argument("--variants", required=True, help="JSON object: name -> LinkedStep keyword overrides of bench.FAST_MLP; "
+                    "the key \"_skip\": [parts] leaves kernel classes out (timed, not checked)")
     ap.add_argument("--points", default="1:16,1:4096,16:4096")
     ap.add_argument("--reps", type=int, default=11)
     ap.add_argument("--l-new", type=int, default=1,
@@ -53,19 +54,29 @@ def main() -> int:
         pos, tok = ctx - 1, torch.randint(0, D.VOCAB, (B,), device="cuda")
         attn = D.PipeLinkAttention(sel, cache, mode="selected", l_new=a.l_new)
         steps, graphs, outs = {}, {}, {}
+        skips = {}
         for n, kw in variants.items():
+            kw = dict(kw)
+            skips[n] = tuple(kw.pop("_skip", ()))  # kernel classes left out (LinkedStep.PARTS): timing only
             steps[n] = D.LinkedStep(model, a.kernels, B, cache, pdl=True, **dict(BL.FAST_MLP, **kw))
-            graphs[n], outs[n] = BL.capture(torch, lambda st=steps[n]: st.step(tok, pos, attn))
+            graphs[n], outs[n] = BL.capture(torch, lambda st=steps[n], sk=skips[n]: st.step(tok, pos, attn, skip=sk))
         t = BL.time_graphs(torch, graphs, a.reps, 10)
         ref = model.step(tok, pos, cache, D.TorchAttention(cache))
         noise = D.compare_logits(model.step(tok, pos, cache, D.Fp32Attention(cache)), ref)["rel_l2"]
         checks = {}
         for n in variants:
+            if skips[n]:  # a partial step: its logits are wrong by construction
+                checks[n] = dict(ok=True, rel_l2=float("nan"), skipped_parts=list(skips[n]))
+                continue
             attn.out.fill_(float("nan"))
             steps[n].poison(pos)
             graphs[n].replay()
             torch.cuda.synchronize()
             checks[n] = D.compare_logits(outs[n], ref, noise)
+        for st in steps.values():  # the partial steps leave the split-K accumulators dirty
+            st.qkv32.zero_()
+            st.d32.zero_()
+            st.rope_count.zero_()
         first = next(iter(variants))
         log(f"B={B:2d} ctx={ctx:5d} (attention {attn.last}):")
         for n in variants:
