@@ -395,8 +395,11 @@ class LinkedStep:
     H = SwiGLU in registers, and adds H W_down^T into d32): 6 kernels per layer.
     blocks_per_sm=2 (pdl, proj="linked", gemms="linked64"): those GEMMs linked with --blocks-per-sm 2,
     so two blocks share an SM and the next GEMM's blocks stream their weights beside the current
-    one's (see _kernels); trigger_first: the plain kernels let their successor launch before their
-    own wait (rest_pdl_tf.cubin)."""
+    one's (see _kernels); with rope="fused" and a fused MLP that is the O projection alone (the
+    QKV + RoPE and the MLP kernels stay at one block per SM), whose blocks then fit beside the
+    attention's (114816 B and 128 registers a thread) and can stream W_o while it runs: measured
+    level with the one-block step, within the noise (results/step_variants_o2pb.json). trigger_first: the plain kernels let their successor
+    launch before their own wait (rest_pdl_tf.cubin)."""
 
     def __init__(self, model, kdir: str, B: int, cache, gemms: str = "linked", pdl: bool = False,
                  proj: str = "cublas", blocks_per_sm: int = 1, trigger_first: bool = False, rope: str = "kernel",
@@ -417,8 +420,8 @@ class LinkedStep:
         self.rope = rope
         if mlp not in ("split", "fused", "fused_g6d5", "fused_g8d2"):
             raise ValueError(f"mlp = {mlp!r}")
-        if mlp != "split" and (proj != "linked" or early_trigger or blocks_per_sm != 1 or (mlp != "fused" and not pdl)):
-            raise ValueError("mlp = 'fused' writes the split-K f32 output: give proj='linked' (no early_trigger, blocks_per_sm 1)")
+        if mlp != "split" and (proj != "linked" or early_trigger or (mlp != "fused" and not pdl)):
+            raise ValueError("mlp = 'fused' writes the split-K f32 output: give proj='linked' (no early_trigger)")
         self.mlp = mlp
         if qkv_k_chunk not in (256, 512):
             raise ValueError(f"qkv_k_chunk = {qkv_k_chunk}: the build links 256 and 512")
