@@ -29,14 +29,11 @@ def main() -> int:
     ap.add_argument("--no-pdl", action="store_true")
     ap.add_argument("--reps", type=int, default=9)
     a = ap.parse_args()
-    import torch  # noqa: PLC0415
-    if not torch.cuda.is_available():
-        print("skipped: no GPU")
-        return 77
     import bench as BL  # noqa: PLC0415
-    log = lambda s: print(s, flush=True)  # noqa: E731
-    torch.manual_seed(2026)
-    model = D.Llama1B()
+    start = BL.gpu_start()
+    if start is None:
+        return 77
+    torch, log, model = start
     pdl = not a.no_pdl
     sel = D.selection(a.kernels, pdl=pdl)
     parts = D.LinkedStep.PARTS

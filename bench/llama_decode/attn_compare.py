@@ -30,14 +30,11 @@ def main() -> int:
     ap.add_argument("--points", default="1:16,1:4096,16:4096,64:4096")
     ap.add_argument("--reps", type=int, default=11)
     a = ap.parse_args()
-    import torch  # noqa: PLC0415
-    if not torch.cuda.is_available():
-        print("skipped: no GPU")
-        return 77
     import bench as BL  # noqa: PLC0415
-    log = lambda s: print(s, flush=True)  # noqa: E731
-    torch.manual_seed(2026)
-    model = D.Llama1B()
+    start = BL.gpu_start()
+    if start is None:
+        return 77
+    torch, log, model = start
     # "new, no prefetch": this build's kernels with L_new = L (every key tile after the wait)
     sels = {"new": D.selection(a.kernels, pdl=True), "new, no prefetch": D.selection(a.kernels, pdl=True),
             "old": D.selection(a.baseline, pdl=True)}

@@ -43,14 +43,11 @@ def main() -> int:
                     help="variant:L:S,...")
     ap.add_argument("--reps", type=int, default=11)
     a = ap.parse_args()
-    import torch  # noqa: PLC0415
-    if not torch.cuda.is_available():
-        print("skipped: no GPU")
-        return 77
     import bench as BL  # noqa: PLC0415
-    log = lambda s: print(s, flush=True)  # noqa: E731
-    torch.manual_seed(2026)
-    model = D.Llama1B()
+    start = BL.gpu_start()
+    if start is None:
+        return 77
+    torch, log, model = start
     sels = {"new": D.selection(a.kernels, pdl=True)}
     if a.baseline:
         sels["old"] = D.selection(a.baseline, pdl=True)

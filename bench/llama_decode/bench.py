@@ -65,6 +65,17 @@ FAST_MLP = dict(FAST, mlp="fused_g6d5")
 FAST_MLP_MODES = {"a_fastmlp_pdl": "a", "b_fastmlp_pdl": "b", "selected_fastmlp_pdl": "selected", "none_fastmlp_pdl": None}
 
 
+def gpu_start(seed: int = 2026):
+    """The start the scripts beside this one share: (torch, a flushing logger, the model) with the
+    seed set, or None without a GPU ("skipped: no GPU" printed; the caller returns 77)."""
+    import torch  # noqa: PLC0415
+    if not torch.cuda.is_available():
+        print("skipped: no GPU")
+        return None
+    torch.manual_seed(seed)
+    return torch, (lambda s: print(s, flush=True)), D.Llama1B()
+
+
 def capture(torch, fn):
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())

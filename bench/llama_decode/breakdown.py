@@ -80,15 +80,12 @@ def main() -> int:
     ap.add_argument("--points", default="1:16,1:4096,16:16,16:4096,64:16,64:4096")
     ap.add_argument("--proj", default="cublas,linked", help="QKV / O / down GEMMs: cublas, linked (split-K), or both")
     a = ap.parse_args()
-    import torch  # noqa: PLC0415
-    if not torch.cuda.is_available():
-        print("skipped: no GPU")
-        return 77
-    import pipelink  # noqa: PLC0415
     import bench as BL  # noqa: PLC0415
-    log = lambda s: print(s, flush=True)  # noqa: E731
-    torch.manual_seed(2026)
-    model = D.Llama1B()
+    start = BL.gpu_start()
+    if start is None:
+        return 77
+    torch, log, model = start
+    import pipelink  # noqa: PLC0415
     bw = BL.copy_bandwidth(torch)
     sel = pipelink.Selection(os.path.join(a.kernels, "select.json"))
     sel_pdl = D.selection(a.kernels, pdl=True)

@@ -35,15 +35,12 @@ def main() -> int:
                     help="the attention loader's L_new (1: the new token; 0 is a negative control: the loader then "
                          "requests the new token's tile before its dependency wait, and the poisoned row must show)")
     a = ap.parse_args()
-    import torch  # noqa: PLC0415
-    if not torch.cuda.is_available():
-        print("skipped: no GPU")
-        return 77
-    import bench as BL  # noqa: PLC0415
-    log = lambda s: print(s, flush=True)  # noqa: E731
     variants = json.loads(a.variants)
-    torch.manual_seed(2026)
-    model = D.Llama1B()
+    import bench as BL  # noqa: PLC0415
+    start = BL.gpu_start()
+    if start is None:
+        return 77
+    torch, log, model = start
     sel = D.selection(a.kernels, pdl=True)
     res = dict(device=torch.cuda.get_device_name(0), torch=torch.__version__, base=dict(BL.FAST_MLP, pdl=True),
                variants=variants, date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), points=[])
