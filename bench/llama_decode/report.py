@@ -89,18 +89,23 @@ def fast_table(r):
         return
     print("\nThe whole step linked, \"fast\" (PDL; split-K QKV with RoPE + cache append in its reduction, split-K O and"
           " down, 64 x 64 gate/up + SwiGLU, lm_head; plain norms triggering before their wait), ms per step:\n")
-    print("| B | context | torch graph | a | b | selected (variant, S) | revised (variant, S) | no attention | HBM floor |"
-          " selected / best of a, b | selected vs torch | selected / floor |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    rn = "torch_rmsnorm" in pts[0]["step_ms"]
+    print("| B | context | torch graph" + (" | torch graph, F.rms_norm" if rn else "") +
+          " | a | b | selected (variant, S) | revised (variant, S) | no attention | HBM floor |"
+          " selected / best of a, b | selected vs " + ("the faster torch graph" if rn else "torch") + " | selected / floor |")
+    print("|---:|---:|---:|" + ("---:|" if rn else "") + "---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for p in pts:
         t, a, b, s, v, n = (ms(p, "step_ms", m) for m in ("torch", "a_fast_pdl", "b_fast_pdl", "selected_fast_pdl",
                                                           "revised_fast_pdl", "none_fast_pdl"))
+        tr = ms(p, "step_ms", "torch_rmsnorm") if rn else t
         vs, vr = p["variant_selected_fast_pdl"], p["variant_revised_fast_pdl"]
-        print(f"| {p['B']} | {p['ctx']} | {t:.3f} | {a:.3f} | {b:.3f} | {s:.3f} ({vs[0]}, {vs[1]}) | {v:.3f} ({vr[0]}, {vr[1]}) | "
-              f"{n:.3f} | {p['floor_ms']:.3f} | {s / min(a, b):.3f} | {t / s:.2f}x | {s / p['floor_ms']:.2f}x |")
+        print(f"| {p['B']} | {p['ctx']} | {t:.3f} | " + (f"{tr:.3f} | " if rn else "") +
+              f"{a:.3f} | {b:.3f} | {s:.3f} ({vs[0]}, {vs[1]}) | {v:.3f} ({vr[0]}, {vr[1]}) | "
+              f"{n:.3f} | {p['floor_ms']:.3f} | {s / min(a, b):.3f} | {min(t, tr) / s:.2f}x | {s / p['floor_ms']:.2f}x |")
     print("\nSpread (min..max, ms): " + "; ".join(
         f"B={p['B']} ctx={p['ctx']}: " + ", ".join(f"{m} {p['step_ms'][m]['min']:.3f}..{p['step_ms'][m]['max']:.3f}"
-                                                  for m in ("a_fast_pdl", "b_fast_pdl", "selected_fast_pdl", "torch")) for p in pts))
+                                                  for m in ("a_fast_pdl", "b_fast_pdl", "selected_fast_pdl", "torch")
+                                                  + (("torch_rmsnorm",) if rn else ())) for p in pts))
     sw = [p for p in r["sweep"] if "selected_fast_pdl" in p["step_ms"]]
     if sw:
         print("\nSweep at B = 1, fast step (ms): " + "; ".join(
@@ -119,18 +124,23 @@ def fastmlp_table(r):
         return
     print("\nThe fast step with the fused MLP (gate/up + SwiGLU + down in one linked kernel per layer, 6 kernels per layer), "
           "ms per step:\n")
-    print("| B | context | torch graph | fast: selected | fast + fused MLP: a | b | selected (variant, S) | no attention | HBM floor |"
-          " selected / best of a, b | selected vs torch | selected / floor |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    rn = "torch_rmsnorm" in pts[0]["step_ms"]
+    print("| B | context | torch graph" + (" | torch graph, F.rms_norm" if rn else "") +
+          " | fast: selected | fast + fused MLP: a | b | selected (variant, S) | no attention | HBM floor |"
+          " selected / best of a, b | selected vs " + ("the faster torch graph" if rn else "torch") + " | selected / floor |")
+    print("|---:|---:|---:|" + ("---:|" if rn else "") + "---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for p in pts:
         t, f, a, b, s, n = (ms(p, "step_ms", m) for m in ("torch", "selected_fast_pdl", "a_fastmlp_pdl", "b_fastmlp_pdl",
                                                           "selected_fastmlp_pdl", "none_fastmlp_pdl"))
+        tr = ms(p, "step_ms", "torch_rmsnorm") if rn else t
         vs = p["variant_selected_fastmlp_pdl"]
-        print(f"| {p['B']} | {p['ctx']} | {t:.3f} | {f:.3f} | {a:.3f} | {b:.3f} | {s:.3f} ({vs[0]}, {vs[1]}) | {n:.3f} | "
-              f"{p['floor_ms']:.3f} | {s / min(a, b):.3f} | {t / s:.2f}x | {s / p['floor_ms']:.2f}x |")
+        print(f"| {p['B']} | {p['ctx']} | {t:.3f} | " + (f"{tr:.3f} | " if rn else "") +
+              f"{f:.3f} | {a:.3f} | {b:.3f} | {s:.3f} ({vs[0]}, {vs[1]}) | {n:.3f} | "
+              f"{p['floor_ms']:.3f} | {s / min(a, b):.3f} | {min(t, tr) / s:.2f}x | {s / p['floor_ms']:.2f}x |")
     print("\nSpread (min..max, ms): " + "; ".join(
         f"B={p['B']} ctx={p['ctx']}: " + ", ".join(f"{m} {p['step_ms'][m]['min']:.3f}..{p['step_ms'][m]['max']:.3f}"
-                                                  for m in ("selected_fastmlp_pdl", "selected_fast_pdl", "torch")) for p in pts))
+                                                  for m in ("selected_fastmlp_pdl", "selected_fast_pdl", "torch")
+                                                  + (("torch_rmsnorm",) if rn else ())) for p in pts))
     sw = [p for p in r["sweep"] if "selected_fastmlp_pdl" in p["step_ms"]]
     if sw:
         print("\nSweep at B = 1, fast + fused MLP (ms): " + "; ".join(
