@@ -14,6 +14,7 @@
 #                        [ARCH sm_90a])
 #   Compiles the one .cu among SOURCES (the other SOURCES and DEPENDS are dependencies only):
 #     default: nvcc -dc -std=c++17 -gencode arch=compute_90a,code=lto_90a -I<pipelink include>
+#              (with -MD: every header the source includes is a dependency too; needs CMake 3.20)
 #     NVRTC:   pipelink compile (LTO-IR through NVRTC)
 #   into <OUTPUT_DIRECTORY>/<object> (default directory: the current binary directory), where
 #   <object> is the contract's [component] object key; OUTPUT_NAME, if given, must equal it (a
@@ -193,10 +194,14 @@ function(pipelink_add_component)
     foreach(d IN LISTS defs)
       list(APPEND flags "-D${d}")
     endforeach()
+    # nvcc writes the headers the source includes into a depfile (-MD -MF), so an edit to a header
+    # shared by several components (examples/llama_decode/components/attn_common/attn_walk.cuh)
+    # rebuilds every object that includes it; listing SOURCES alone missed those.
     add_custom_command(OUTPUT "${out}"
       COMMAND "${CUDAToolkit_NVCC_EXECUTABLE}" -dc -std=c++17 -gencode arch=compute_${sm},code=lto_${sm}
-              ${flags} "${cu}" -o "${out}"
+              ${flags} -MD -MF "${out}.d" "${cu}" -o "${out}"
       DEPENDS ${sources} "${inc}/pipelink/device.cuh" "${inc}/pipelink/limits.h"
+      DEPFILE "${out}.d"
       COMMENT "nvcc (component) ${A_NAME}: ${object}"
       VERBATIM)
   endif()
