@@ -39,7 +39,8 @@
 #   PIPELINK_MAP, PIPELINK_CONTROL_CUBIN and PIPELINK_CONTROL_MAP (empty when not built).
 #   The link depends on the contracts and the components' objects only, so changing one
 #   component's source rebuilds that component and the link; the control, compiled from the
-#   sources, depends on every component's SOURCES and DEPENDS.
+#   sources, depends on every component's SOURCES and DEPENDS and on its object (so on every
+#   header the nvcc-compiled sources include, through the objects' depfiles).
 include_guard(GLOBAL)
 
 foreach(_pl_v PIPELINK_INCLUDE_DIR PIPELINK_EXECUTABLE PIPELINK_EXECUTABLE_DEPENDS)
@@ -329,9 +330,11 @@ function(pipelink_link)
       set(control_flags --map "${control_map}")
     endif()
     get_filename_component(name "${control}" NAME)
+    # The control compiles the sources itself; it also depends on the components' objects, whose
+    # depfiles follow every header the sources include, so a header edit rebuilds both sides.
     add_custom_command(OUTPUT ${control_outputs}
       COMMAND ${cli} link --control ${contracts} ${common} -o "${control}" ${control_flags}
-      DEPENDS ${cli_dep} ${unique_contracts} ${sources} "${inc}/pipelink/device.cuh"
+      DEPENDS ${cli_dep} ${unique_contracts} ${sources} "${inc}/pipelink/device.cuh" ${objects} ${comp_targets}
       COMMENT "pipelink link --control: ${name} (monolithic control)"
       VERBATIM)
     list(APPEND all_outputs ${control_outputs})
