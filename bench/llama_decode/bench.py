@@ -56,7 +56,10 @@ PDL_MODES = {m + "_pdl": v for m, v in REST_MODES.items()}
 # + the cache append in the QKV GEMM's reduction (sk_rope): decode.LinkedStep(gemms="linked64",
 # proj="linked", pdl=True, trigger_first=True, rope="fused"). Attention: a, b, select.json's,
 # select_revised.json's; "none_fast_pdl": without attention.
-FAST = dict(gemms="linked64", proj="linked", trigger_first=True, rope="fused")
+FAST = dict(gemms="linked64", proj="linked", trigger_first=True, rope="fused", o_blocks_per_sm=2)
+# o_blocks_per_sm=2 from session 6 (16:40 UTC on): the O GEMM linked with --blocks-per-sm 2, so its
+# blocks fit beside the attention's and stream W_o during it (step_variants.py, results/
+# step_variants_o2.json: 0.6-1.3% faster at B = 1 and 64, never slower); before, one block per SM.
 FAST_MODES = {"a_fast_pdl": "a", "b_fast_pdl": "b", "selected_fast_pdl": "selected", "revised_fast_pdl": "revised",
               "none_fast_pdl": None}
 # The fast step with the gate/up + SwiGLU + down as one linked kernel per layer (components/mlp,

@@ -31,6 +31,7 @@ def main() -> int:
                     "the key \"_skip\": [parts] leaves kernel classes out (timed, not checked)")
     ap.add_argument("--points", default="1:16,1:4096,16:4096")
     ap.add_argument("--reps", type=int, default=11)
+    ap.add_argument("--torch", action="store_true", help="also time the torch graph with F.rms_norm (bench.py's faster torch baseline)")
     ap.add_argument("--l-new", type=int, default=1,
                     help="the attention loader's L_new (1: the new token; 0 is a negative control: the loader then "
                          "requests the new token's tile before its dependency wait, and the poisoned row must show)")
@@ -57,6 +58,12 @@ def main() -> int:
             skips[n] = tuple(kw.pop("_skip", ()))  # kernel classes left out (LinkedStep.PARTS): timing only
             steps[n] = D.LinkedStep(model, a.kernels, B, cache, pdl=True, **dict(BL.FAST_MLP, **kw))
             graphs[n], outs[n] = BL.capture(torch, lambda st=steps[n], sk=skips[n]: st.step(tok, pos, attn, skip=sk))
+        if a.torch:  # the baseline, timed with the others (not checked here: bench.py checks it)
+            model.fused_norm = True
+            try:
+                graphs["torch graph, F.rms_norm"], _ = BL.capture(torch, lambda: model.step(tok, pos, cache, D.TorchAttention(cache)))
+            finally:
+                model.fused_norm = False
         t = BL.time_graphs(torch, graphs, a.reps, 10)
         ref = model.step(tok, pos, cache, D.TorchAttention(cache))
         noise = D.compare_logits(model.step(tok, pos, cache, D.Fp32Attention(cache)), ref)["rel_l2"]
@@ -76,6 +83,10 @@ def main() -> int:
             st.rope_count.zero_()
         first = next(iter(variants))
         log(f"B={B:2d} ctx={ctx:5d} (attention {attn.last}):")
+        if a.torch:
+            x = t["torch graph, F.rms_norm"]
+            log(f"   {'torch graph, F.rms_norm':24s} {x['median']:.4f} [{x['min']:.4f}, {x['max']:.4f}]  "
+                f"best variant {min(t[n]['median'] for n in variants):.4f}: {x['median'] / min(t[n]['median'] for n in variants):.3f}x")
         for n in variants:
             x = t[n]
             log(f"   {n:24s} {x['median']:.4f} [{x['min']:.4f}, {x['max']:.4f}]  / {first}: {x['median'] / t[first]['median']:.3f}"

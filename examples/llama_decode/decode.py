@@ -409,7 +409,7 @@ class LinkedStep:
 
     def __init__(self, model, kdir: str, B: int, cache, gemms: str = "linked", pdl: bool = False,
                  proj: str = "cublas", blocks_per_sm: int = 1, trigger_first: bool = False, rope: str = "kernel",
-                 qkv_k_chunk: int = 512, early_trigger: bool = False, mlp: str = "split") -> None:
+                 qkv_k_chunk: int = 512, early_trigger: bool = False, mlp: str = "split", o_blocks_per_sm: int = 1) -> None:
         import pipelink  # noqa: PLC0415
         torch = _torch()
         if gemms not in ("linked", "linked64", "cublas"):
@@ -436,6 +436,13 @@ class LinkedStep:
         if early_trigger and (gemms != "linked64" or proj != "linked" or qkv_k_chunk != 512):
             raise ValueError("early_trigger: the build links gemms='linked64', proj='linked', qkv_k_chunk=512 with --pdl-early-trigger")
         self.k = _kernels(kdir, pdl, blocks_per_sm, trigger_first, early_trigger)
+        # o_blocks_per_sm=2 (pdl, proj="linked"): only the O projection linked with --blocks-per-sm 2
+        # (splitk_2pb_pdl), so its blocks fit beside the attention's and stream W_o while it runs
+        if o_blocks_per_sm not in (1, 2) or (o_blocks_per_sm == 2 and (not pdl or proj != "linked")):
+            raise ValueError("o_blocks_per_sm = 2 is the --pdl split-K O GEMM at two blocks per SM: give pdl=True, proj='linked'")
+        if o_blocks_per_sm == 2:
+            self.k = dict(self.k, sk512_o=pipelink.Kernel(os.path.join(kdir, "splitk_2pb_pdl.cubin"),
+                                                          os.path.join(kdir, "splitk_2pb_pdl.map")))
         e = dict(device="cuda", dtype=torch.bfloat16)
         self.x = torch.empty(B, HIDDEN, **e)
         self.h = torch.empty(B, HIDDEN, **e)
@@ -475,7 +482,7 @@ class LinkedStep:
             self._sk_x = {}
             qk = "256" if qkv_k_chunk == 256 else "512"
             self.sk_qkv = [self._splitk("sk" + qk, self.h, w, self.qkv32) for w in model.wqkv]
-            self.sk_o = [self._splitk("sk512", None, w, self.d32) for w in model.wo]
+            self.sk_o = [self._splitk("sk512_o" if o_blocks_per_sm == 2 else "sk512", None, w, self.d32) for w in model.wo]
             self.sk_down = [self._splitk("sk1024", self.H, w, self.d32) for w in model.wd]
             # rope="fused": the QKV GEMM linked with sk_rope (splitk_rope), whose reduction also
             # applies RoPE and appends k, v to the cache; its counters start at zero and end there
