@@ -10,6 +10,28 @@ def ms(p, k, m):
     return p[k][m]["median"]
 
 
+def spread(pts, modes, head="Spread (min..max, ms): "):
+    """One line: each point's min..max sample of each mode."""
+    return head + "; ".join(f"B={p['B']} ctx={p['ctx']}: " + ", ".join(
+        f"{m} {p['step_ms'][m]['min']:.3f}..{p['step_ms'][m]['max']:.3f}" for m in modes) for p in pts)
+
+
+def torch_cols(pts):
+    """Whether the run timed the F.rms_norm torch graph too; then the tables show it and compare
+    with the faster of the two torch graphs."""
+    rn = "torch_rmsnorm" in pts[0]["step_ms"]
+    head = " | torch graph" + (" | torch graph, F.rms_norm" if rn else "")
+    vs = "the faster torch graph" if rn else "torch"
+    return rn, head, vs, "---:|" * (2 if rn else 1)
+
+
+def torch_cells(p, rn):
+    """The torch columns' cells and the faster torch graph's time."""
+    t = ms(p, "step_ms", "torch")
+    tr = ms(p, "step_ms", "torch_rmsnorm") if rn else t
+    return f"{t:.3f} | " + (f"{tr:.3f} | " if rn else ""), min(t, tr)
+
+
 print(f"{r['device']}, torch {r['torch']}, {r['date']}; copy bandwidth {r['copy_bandwidth_GBps']:.0f} GB/s; "
       f"weights {r['weight_bytes'] / 1e9:.3f} GB; medians of {r['reps']} samples of {r['inner']} graph replays\n")
 print("| B | context | PipeLink a | PipeLink b | selected (variant, S) | torch graph | no attention | HBM floor | selected / best of a, b | selected vs torch |")
@@ -89,23 +111,18 @@ def fast_table(r):
         return
     print("\nThe whole step linked, \"fast\" (PDL; split-K QKV with RoPE + cache append in its reduction, split-K O and"
           " down, 64 x 64 gate/up + SwiGLU, lm_head; plain norms triggering before their wait), ms per step:\n")
-    rn = "torch_rmsnorm" in pts[0]["step_ms"]
-    print("| B | context | torch graph" + (" | torch graph, F.rms_norm" if rn else "") +
-          " | a | b | selected (variant, S) | revised (variant, S) | no attention | HBM floor |"
-          " selected / best of a, b | selected vs " + ("the faster torch graph" if rn else "torch") + " | selected / floor |")
-    print("|---:|---:|---:|" + ("---:|" if rn else "") + "---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    rn, thead, tvs, tsep = torch_cols(pts)
+    print("| B | context" + thead + " | a | b | selected (variant, S) | revised (variant, S) | no attention | HBM floor |"
+          " selected / best of a, b | selected vs " + tvs + " | selected / floor |")
+    print("|---:|---:|" + tsep + "---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for p in pts:
-        t, a, b, s, v, n = (ms(p, "step_ms", m) for m in ("torch", "a_fast_pdl", "b_fast_pdl", "selected_fast_pdl",
-                                                          "revised_fast_pdl", "none_fast_pdl"))
-        tr = ms(p, "step_ms", "torch_rmsnorm") if rn else t
+        a, b, s, v, n = (ms(p, "step_ms", m) for m in ("a_fast_pdl", "b_fast_pdl", "selected_fast_pdl",
+                                                       "revised_fast_pdl", "none_fast_pdl"))
+        cells, tb = torch_cells(p, rn)
         vs, vr = p["variant_selected_fast_pdl"], p["variant_revised_fast_pdl"]
-        print(f"| {p['B']} | {p['ctx']} | {t:.3f} | " + (f"{tr:.3f} | " if rn else "") +
-              f"{a:.3f} | {b:.3f} | {s:.3f} ({vs[0]}, {vs[1]}) | {v:.3f} ({vr[0]}, {vr[1]}) | "
-              f"{n:.3f} | {p['floor_ms']:.3f} | {s / min(a, b):.3f} | {min(t, tr) / s:.2f}x | {s / p['floor_ms']:.2f}x |")
-    print("\nSpread (min..max, ms): " + "; ".join(
-        f"B={p['B']} ctx={p['ctx']}: " + ", ".join(f"{m} {p['step_ms'][m]['min']:.3f}..{p['step_ms'][m]['max']:.3f}"
-                                                  for m in ("a_fast_pdl", "b_fast_pdl", "selected_fast_pdl", "torch")
-                                                  + (("torch_rmsnorm",) if rn else ())) for p in pts))
+        print(f"| {p['B']} | {p['ctx']} | " + cells + f"{a:.3f} | {b:.3f} | {s:.3f} ({vs[0]}, {vs[1]}) | {v:.3f} ({vr[0]}, {vr[1]}) | "
+              f"{n:.3f} | {p['floor_ms']:.3f} | {s / min(a, b):.3f} | {tb / s:.2f}x | {s / p['floor_ms']:.2f}x |")
+    print("\n" + spread(pts, ("a_fast_pdl", "b_fast_pdl", "selected_fast_pdl", "torch") + (("torch_rmsnorm",) if rn else ())))
     sw = [p for p in r["sweep"] if "selected_fast_pdl" in p["step_ms"]]
     if sw:
         print("\nSweep at B = 1, fast step (ms): " + "; ".join(
@@ -124,23 +141,18 @@ def fastmlp_table(r):
         return
     print("\nThe fast step with the fused MLP (gate/up + SwiGLU + down in one linked kernel per layer, 6 kernels per layer), "
           "ms per step:\n")
-    rn = "torch_rmsnorm" in pts[0]["step_ms"]
-    print("| B | context | torch graph" + (" | torch graph, F.rms_norm" if rn else "") +
-          " | fast: selected | fast + fused MLP: a | b | selected (variant, S) | no attention | HBM floor |"
-          " selected / best of a, b | selected vs " + ("the faster torch graph" if rn else "torch") + " | selected / floor |")
-    print("|---:|---:|---:|" + ("---:|" if rn else "") + "---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    rn, thead, tvs, tsep = torch_cols(pts)
+    print("| B | context" + thead + " | fast: selected | fast + fused MLP: a | b | selected (variant, S) | no attention | HBM floor |"
+          " selected / best of a, b | selected vs " + tvs + " | selected / floor |")
+    print("|---:|---:|" + tsep + "---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for p in pts:
-        t, f, a, b, s, n = (ms(p, "step_ms", m) for m in ("torch", "selected_fast_pdl", "a_fastmlp_pdl", "b_fastmlp_pdl",
-                                                          "selected_fastmlp_pdl", "none_fastmlp_pdl"))
-        tr = ms(p, "step_ms", "torch_rmsnorm") if rn else t
+        f, a, b, s, n = (ms(p, "step_ms", m) for m in ("selected_fast_pdl", "a_fastmlp_pdl", "b_fastmlp_pdl",
+                                                       "selected_fastmlp_pdl", "none_fastmlp_pdl"))
+        cells, tb = torch_cells(p, rn)
         vs = p["variant_selected_fastmlp_pdl"]
-        print(f"| {p['B']} | {p['ctx']} | {t:.3f} | " + (f"{tr:.3f} | " if rn else "") +
-              f"{f:.3f} | {a:.3f} | {b:.3f} | {s:.3f} ({vs[0]}, {vs[1]}) | {n:.3f} | "
-              f"{p['floor_ms']:.3f} | {s / min(a, b):.3f} | {min(t, tr) / s:.2f}x | {s / p['floor_ms']:.2f}x |")
-    print("\nSpread (min..max, ms): " + "; ".join(
-        f"B={p['B']} ctx={p['ctx']}: " + ", ".join(f"{m} {p['step_ms'][m]['min']:.3f}..{p['step_ms'][m]['max']:.3f}"
-                                                  for m in ("selected_fastmlp_pdl", "selected_fast_pdl", "torch")
-                                                  + (("torch_rmsnorm",) if rn else ())) for p in pts))
+        print(f"| {p['B']} | {p['ctx']} | " + cells + f"{f:.3f} | {a:.3f} | {b:.3f} | {s:.3f} ({vs[0]}, {vs[1]}) | {n:.3f} | "
+              f"{p['floor_ms']:.3f} | {s / min(a, b):.3f} | {tb / s:.2f}x | {s / p['floor_ms']:.2f}x |")
+    print("\n" + spread(pts, ("selected_fastmlp_pdl", "selected_fast_pdl", "torch") + (("torch_rmsnorm",) if rn else ())))
     sw = [p for p in r["sweep"] if "selected_fastmlp_pdl" in p["step_ms"]]
     if sw:
         print("\nSweep at B = 1, fast + fused MLP (ms): " + "; ".join(
