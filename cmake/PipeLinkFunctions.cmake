@@ -25,7 +25,8 @@
 # pipelink_link(TARGET <name> COMPONENTS <component>...
 #               [OUTPUT <cubin>] [MAP] [CONTROL] [SAVE_TEMPS] [CONNECT <PORT=PIPE>...]
 #               [DEFINES <NAME[=V]>...] [INCLUDE_DIRECTORIES <dir>...] [KERNEL_NAME <name>]
-#               [ARCH sm_90a] [PDL] [PDL_EARLY_TRIGGER] [TILE_ORDER <order>] [BLOCKS_PER_SM <n>] [EXCLUDE_FROM_ALL])
+#               [ARCH sm_90a] [PDL] [PDL_EARLY_TRIGGER] [TILE_ORDER <order>] [BLOCKS_PER_SM <n>] [MIN_REGISTERS]
+#               [EXCLUDE_FROM_ALL])
 #   Runs `pipelink link` over the components' contracts, in order (a component listed twice is
 #   instantiated twice), searching the components' output directories (-L). Writes OUTPUT
 #   (default <current binary dir>/<name>.cubin; relative paths are relative to it), with MAP also
@@ -34,7 +35,8 @@
 #   (programmatic dependent launch: the entry waits before any role; the runtime launches with
 #   the attribute; PDL_EARLY_TRIGGER adds --pdl-early-trigger). TILE_ORDER (row_major, col_major or grouped:G) is --tile-order for both: the
 #   order of the tile sequence, for components whose [tiles] say order = "any". BLOCKS_PER_SM is
-#   --blocks-per-sm for both (that many blocks fit on one SM). Creates the custom target
+#   --blocks-per-sm for both (that many blocks fit on one SM); MIN_REGISTERS is --min-registers for
+#   both (launch with the fewest registers the warpgroups' budgets fit in). Creates the custom target
 #   <name> (built by `all` unless EXCLUDE_FROM_ALL) with the properties PIPELINK_CUBIN,
 #   PIPELINK_MAP, PIPELINK_CONTROL_CUBIN and PIPELINK_CONTROL_MAP (empty when not built).
 #   The link depends on the contracts and the components' objects only, so changing one
@@ -212,7 +214,7 @@ function(pipelink_add_component)
 endfunction()
 
 function(pipelink_link)
-  cmake_parse_arguments(PARSE_ARGV 0 A "CONTROL;MAP;SAVE_TEMPS;EXCLUDE_FROM_ALL;PDL;PDL_EARLY_TRIGGER"
+  cmake_parse_arguments(PARSE_ARGV 0 A "CONTROL;MAP;SAVE_TEMPS;EXCLUDE_FROM_ALL;PDL;PDL_EARLY_TRIGGER;MIN_REGISTERS"
     "TARGET;OUTPUT;KERNEL_NAME;ARCH;TILE_ORDER;BLOCKS_PER_SM"
     "COMPONENTS;CONNECT;DEFINES;INCLUDE_DIRECTORIES")
   if(A_UNPARSED_ARGUMENTS)
@@ -294,6 +296,9 @@ function(pipelink_link)
   endif()
   if(A_PDL_EARLY_TRIGGER)
     list(APPEND common --pdl-early-trigger)
+  endif()
+  if(A_MIN_REGISTERS)
+    list(APPEND common --min-registers)   # the control too
   endif()
 
   set(link_flags "")

@@ -181,6 +181,29 @@ void assign_registers(LinkContext& ctx) {
     wg.registers = budget;
     any |= budget > 0;
   }
+  if (ctx.opt.min_registers) {
+    // --min-registers: the smallest entry cap whose pool (cap x warpgroups) holds every budget.
+    int64_t sum_budgets = 0;
+    bool all = true;
+    for (const WarpGroup& wg : ctx.warpgroups) {
+      sum_budgets += wg.registers;
+      if (wg.registers) continue;
+      all = false;
+      for (int i : wg.instances) {
+        const Instance& in = ctx.instances[i];
+        d.error("registers", "--min-registers: '" + in.name + "' (warpgroup " + std::to_string(wg.index) +
+                                 ") declares no register budget, so the link cannot tell how few registers it may launch with; "
+                                 "give its [warps] a registers = N, or link without --min-registers",
+                in.contract->warps_loc);
+      }
+    }
+    if (!all) return;
+    const int64_t groups = static_cast<int64_t>(ctx.warpgroups.size());
+    int64_t need = (sum_budgets + groups - 1) / groups;
+    need = std::max<int64_t>((need + t.regs_step - 1) / t.regs_step * t.regs_step, t.min_regs);
+    if (need < cap) cap = need;  // (over the full cap, the pool check below reports it)
+    ctx.entry_registers = static_cast<int>(cap);
+  }
   if (!any) return;
   if (!t.setmaxnreg) {
     d.error("registers", "register budgets need setmaxnreg, which target " + t.arch + " lacks (use sm_90a)");

@@ -358,8 +358,14 @@ void generate(LinkContext& ctx) {
   ctx.unit.prelude = o.str();
   o.str("");
   o << "// ---- entry: initialise mbarriers, then one branch per warpgroup ----\n"
-    << "extern \"C\" __global__ void __launch_bounds__(" << threads << ", " << ctx.target.blocks_per_sm << ") " << ctx.opt.kernel_name
-    << "(const __grid_constant__ pl::Args args) {\n"
+    << "extern \"C\" __global__ void ";
+  // --min-registers: the entry's register count is the cap (__maxnreg__, which excludes
+  // __launch_bounds__); ptxas would otherwise give the entry the largest setmaxnreg budget.
+  if (ctx.opt.min_registers && ctx.entry_registers > 0)
+    o << "__maxnreg__(" << ctx.entry_registers << ") ";
+  else
+    o << "__launch_bounds__(" << threads << ", " << ctx.target.blocks_per_sm << ") ";
+  o << ctx.opt.kernel_name << "(const __grid_constant__ pl::Args args) {\n"
     << "  extern __shared__ __align__(1024) unsigned char pl_smem[];\n";
   o << "#ifdef PL_CHECKED\n"
     << "  if ((pl::smem_addr(pl_smem) & 1023u) != 0) asm volatile(\"trap;\");\n"

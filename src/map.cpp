@@ -56,7 +56,11 @@ std::string render_map(const LinkContext& ctx) {
     << "\n"
     << "manifest " << hash << "  (the cubin's pl_manifest; pipelink::Module refuses a cubin from another link)\n"
     << "target " << ctx.target.arch << "  warps " << ctx.total_warps << "  warpgroups " << ctx.warpgroups.size()
-    << "  register-cap " << ctx.entry_registers << "\n";
+    << "  register-cap " << ctx.entry_registers;
+  if (ctx.opt.min_registers)
+    o << "  (--min-registers: " << ctx.total_warps * 32 << " threads x " << ctx.entry_registers << " = "
+      << int64_t(ctx.total_warps) * 32 * ctx.entry_registers << " of the SM's " << ctx.target.regs_per_sm_total << " registers)";
+  o << "\n";
   if (ctx.target.blocks_per_sm > 1)
     o << "blocks-per-sm " << ctx.target.blocks_per_sm << "  (--blocks-per-sm: each block may use " << ctx.target.max_smem
       << " of the SM's " << ctx.target.smem_per_sm << " bytes of shared memory and " << ctx.target.regs_per_sm << " of its "

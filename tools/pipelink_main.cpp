@@ -94,6 +94,10 @@ int run(int argc, char** argv) {
   const char* bps_help = "allocate the link so that N of its blocks fit on one SM (an N-th of the SM's shared memory, less 1 KB "
                          "per block, and of its registers for each block; default 1); the runtime checks that the driver fits them";
   link->add_option("--blocks-per-sm", opt.blocks_per_sm, bps_help)->check(CLI::Range(1, 32));
+  const char* minreg_help = "launch with the fewest registers per thread that the warpgroups' register budgets fit in (their mean, "
+                            "in steps of 8) instead of the whole register file, leaving the rest of the SM's registers to other "
+                            "kernels' blocks (e.g. a small kernel between two linked GEMMs under --pdl); every warpgroup needs a budget";
+  link->add_flag("--min-registers", opt.min_registers, minreg_help);
   link->add_option("--cache-dir", opt.cache_dir,
                    "reuse NVRTC output (the generated unit, the conformance probe) from this directory, keyed by a hash of "
                    "source, options, PipeLink's device headers and the NVRTC version (default: $PIPELINK_CACHE_DIR; none: no cache)");
@@ -108,6 +112,7 @@ int run(int argc, char** argv) {
   check->add_flag("--pdl-early-trigger", opt.pdl_early_trigger, early_help);
   check->add_option("--tile-order", opt.tile_order, order_help);
   check->add_option("--blocks-per-sm", opt.blocks_per_sm, bps_help)->check(CLI::Range(1, 32));
+  check->add_flag("--min-registers", opt.min_registers, minreg_help);
   common(check);
 
   CLI::App* compile = app.add_subcommand("compile", "compile a component source to LTO-IR with NVRTC");

@@ -54,6 +54,13 @@ struct LinkOptions {
   // this lets the next kernel's blocks become resident beside this one's and start their
   // independent work (pdl_wait = "own") before this kernel ends. 1: the whole SM for one block.
   int blocks_per_sm = 1;
+  // --min-registers: the block launches with the fewest registers per thread that its warpgroups'
+  // register budgets fit in (the budgets' mean over the warpgroups, rounded up to setmaxnreg's
+  // step) instead of the SM's whole register file divided among its threads; setmaxnreg then moves
+  // registers between its warpgroups as before. The rest of the SM's registers stay free for other
+  // kernels' blocks, e.g. the small kernel between two linked GEMMs under programmatic dependent
+  // launch. Every warpgroup must have a budget ([warps] registers).
+  bool min_registers = false;
   bool emit_ptx = false;            // keep the linked PTX in the result (always kept with save_temps)
   bool save_temps = false;          // keep generated source (and PTX) next to the output
   bool verbose = false;             // pass timings and toolchain logs to stderr

@@ -375,7 +375,7 @@ def link(contracts: Union[PathLike, Iterable[PathLike]], output: Optional[PathLi
          defines: Union[None, Iterable[str], Mapping[str, Any]] = None, arch: str = "sm_90a", control: bool = False,
          include_dirs: Iterable[PathLike] = (), kernel_name: str = "pipelink_kernel", save_temps: bool = False,
          emit_ptx: bool = False, verbose: bool = False, pdl: bool = False, tile_order: Optional[str] = None,
-         blocks_per_sm: int = 1, pdl_early_trigger: bool = False) -> LinkResult:
+         blocks_per_sm: int = 1, pdl_early_trigger: bool = False, min_registers: bool = False) -> LinkResult:
     """Links contracts into one kernel (`pipelink link`). A contract listed twice is instantiated
     twice. Writes `output` (the cubin) and `map` when given, all or nothing; the result holds the
     cubin and the map either way. Raises LinkError (with every diagnostic) when the link is
@@ -386,12 +386,15 @@ def link(contracts: Union[PathLike, Iterable[PathLike]], output: Optional[PathLi
     order = "any". blocks_per_sm (`--blocks-per-sm`): allocate so that that many blocks fit on one
     SM (an N-th of its shared memory and registers each); a Kernel loaded from the result checks
     that the driver fits them. pdl_early_trigger (`--pdl-early-trigger`, with pdl): the entry lets
-    the next grid launch before its wait."""
+    the next grid launch before its wait. min_registers (`--min-registers`): launch with the
+    fewest registers per thread that the warpgroups' budgets fit in, leaving the rest of the SM's
+    registers to other kernels' blocks."""
     _flag("pipelink.link: pdl", pdl)
     _flag("pipelink.link: pdl_early_trigger", pdl_early_trigger)
+    _flag("pipelink.link: min_registers", min_registers)
     o = _options(contracts, output, map, library_dirs, include_dirs, connect, defines, arch, kernel_name,
                  {"control": control, "save_temps": save_temps, "emit_ptx": emit_ptx, "verbose": verbose, "pdl": pdl,
-                  "pdl_early_trigger": pdl_early_trigger}, tile_order, blocks_per_sm)
+                  "pdl_early_trigger": pdl_early_trigger, "min_registers": min_registers}, tile_order, blocks_per_sm)
     try:
         r = _libs.c.pl_link(o)
     finally:
@@ -405,13 +408,14 @@ def check(contracts: Union[PathLike, Iterable[PathLike]], map: Optional[PathLike
           connect: Optional[Mapping[str, str]] = None, defines: Union[None, Iterable[str], Mapping[str, Any]] = None,
           arch: str = "sm_90a", library_dirs: Iterable[PathLike] = (), include_dirs: Iterable[PathLike] = (),
           kernel_name: str = "pipelink_kernel", pdl: bool = False, tile_order: Optional[str] = None,
-          blocks_per_sm: int = 1, pdl_early_trigger: bool = False) -> LinkResult:
+          blocks_per_sm: int = 1, pdl_early_trigger: bool = False, min_registers: bool = False) -> LinkResult:
     """Checks and allocates only (`pipelink check`): the result has the map and no cubin; writes
     only `map` when given. Raises LinkError when the contracts are refused."""
     _flag("pipelink.check: pdl", pdl)
     _flag("pipelink.check: pdl_early_trigger", pdl_early_trigger)
+    _flag("pipelink.check: min_registers", min_registers)
     o = _options(contracts, None, map, library_dirs, include_dirs, connect, defines, arch, kernel_name,
-                 {"pdl": pdl, "pdl_early_trigger": pdl_early_trigger}, tile_order, blocks_per_sm)
+                 {"pdl": pdl, "pdl_early_trigger": pdl_early_trigger, "min_registers": min_registers}, tile_order, blocks_per_sm)
     try:
         r = _libs.c.pl_check(o)
     finally:

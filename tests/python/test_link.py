@@ -9,6 +9,7 @@ rejected before anything runs.
 """
 import ctypes
 import os
+import re
 import sys
 import tempfile
 import unittest
@@ -206,6 +207,27 @@ class LinkFromPython(unittest.TestCase):
         self.assertIn("'moe_combine' walks its tiles in col_major order, but --tile-order asks row_major", str(cm.exception))
         with self.assertRaises(TypeError):
             pipelink.check(parts, tile_order=1)
+
+    def test_min_registers(self):
+        # min_registers=True is `pipelink link --min-registers`: the same bytes as the command
+        # line's; the entry carries __maxnreg__ with the budgets' mean (the GEMM's math warpgroups
+        # 232, its loader 40: (232 + 232 + 40) / 3 = 168) instead of __launch_bounds__, and the map says so.
+        import subprocess  # noqa: PLC0415
+        r = pipelink.link(GEMM, library_dirs=[OBJ], min_registers=True)
+        plain = pipelink.link(GEMM, library_dirs=[OBJ])
+        m = re.search(r"register-cap (\d+)  \(--min-registers: 384 threads x (\d+) = \d+ of the SM's 65536 registers\)", r.map)
+        self.assertIsNotNone(m, r.map[:400])
+        self.assertEqual(m.group(1), m.group(2))
+        self.assertIn(f"__maxnreg__({m.group(1)})", r.generated_source)
+        self.assertNotIn("__launch_bounds__", r.generated_source)
+        self.assertIn("__launch_bounds__(384, 1)", plain.generated_source)
+        self.assertNotIn("--min-registers", plain.map)
+        cli = self.out / "cli.cubin"
+        subprocess.run([str(BUILD / "pipelink"), "link", "--min-registers", *map(str, GEMM), "-L", str(OBJ), "-o", str(cli)], check=True)
+        self.assertEqual(cli.read_bytes(), r.cubin, "Python min_registers link and CLI --min-registers link differ")
+        self.assertIn("--min-registers", pipelink.check(GEMM, min_registers=True).map)
+        with self.assertRaises(TypeError):
+            pipelink.link(GEMM, library_dirs=[OBJ], min_registers="yes")
 
     def test_function_launch_pdl_argument(self):
         # Function.launch(..., pdl=True) asks the runtime for the programmatic-stream-serialization
