@@ -56,10 +56,14 @@ PDL_MODES = {m + "_pdl": v for m, v in REST_MODES.items()}
 # + the cache append in the QKV GEMM's reduction (sk_rope): decode.LinkedStep(gemms="linked64",
 # proj="linked", pdl=True, trigger_first=True, rope="fused"). Attention: a, b, select.json's,
 # select_revised.json's; "none_fast_pdl": without attention.
-FAST = dict(gemms="linked64", proj="linked", trigger_first=True, rope="fused", o_blocks_per_sm=2)
+FAST = dict(gemms="linked64", proj="linked", trigger_first=True, rope="fused", o_blocks_per_sm=2, min_registers=True)
 # o_blocks_per_sm=2 from session 6 (16:40 UTC on): the O GEMM linked with --blocks-per-sm 2, so its
 # blocks fit beside the attention's and stream W_o during it (step_variants.py, results/
 # step_variants_o2.json: 0.6-1.3% faster at B = 1 and 64, never slower); before, one block per SM.
+# min_registers=True from session 7 (17:40 UTC on): the split-K GEMMs, the 64 x 64 gate/up and the
+# fused MLP linked with --min-registers, so the norm kernels' blocks fit beside theirs (results/
+# step_variants_s7_mr*.json: 1.6-5% faster at B = 16 and 64, level at B = 1); before, each GEMM
+# block held the SM's whole register file.
 FAST_MODES = {"a_fast_pdl": "a", "b_fast_pdl": "b", "selected_fast_pdl": "selected", "revised_fast_pdl": "revised",
               "none_fast_pdl": None}
 # The fast step with the gate/up + SwiGLU + down as one linked kernel per layer (components/mlp,

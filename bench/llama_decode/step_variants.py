@@ -28,7 +28,8 @@ def main() -> int:
     ap.add_argument("--kernels", required=True)
     ap.add_argument("--json", required=True)
     ap.add_argument("--variants", required=True, help="JSON object: name -> LinkedStep keyword overrides of bench.FAST_MLP; "
-                    "the key \"_skip\": [parts] leaves kernel classes out (timed, not checked)")
+                    "the key \"_skip\": [parts] leaves kernel classes out (timed, not checked), \"_kernels\": DIR "
+                    "takes that variant's GEMM and plain kernels from another build's directory")
     ap.add_argument("--points", default="1:16,1:4096,16:4096")
     ap.add_argument("--reps", type=int, default=11)
     ap.add_argument("--torch", action="store_true", help="also time the torch graph with F.rms_norm (bench.py's faster torch baseline)")
@@ -56,7 +57,8 @@ def main() -> int:
         for n, kw in variants.items():
             kw = dict(kw)
             skips[n] = tuple(kw.pop("_skip", ()))  # kernel classes left out (LinkedStep.PARTS): timing only
-            steps[n] = D.LinkedStep(model, a.kernels, B, cache, pdl=True, **dict(BL.FAST_MLP, **kw))
+            kdir = kw.pop("_kernels", a.kernels)  # another build's kernels (the attention stays a.kernels')
+            steps[n] = D.LinkedStep(model, kdir, B, cache, pdl=True, **dict(BL.FAST_MLP, **kw))
             graphs[n], outs[n] = BL.capture(torch, lambda st=steps[n], sk=skips[n]: st.step(tok, pos, attn, skip=sk))
         if a.torch:  # the baseline, timed with the others (not checked here: bench.py checks it)
             model.fused_norm = True
@@ -77,6 +79,9 @@ def main() -> int:
             graphs[n].replay()
             torch.cuda.synchronize()
             checks[n] = D.compare_logits(outs[n], ref, noise)
+        full = [n for n in variants if not skips[n]]
+        for n in full:  # bit-equality with the first full variant (same inputs, same poisoning)
+            checks[n]["max_abs_vs_" + full[0]] = float((outs[n].float() - outs[full[0]].float()).abs().max().item())
         for st in steps.values():  # the partial steps leave the split-K accumulators dirty
             st.qkv32.zero_()
             st.d32.zero_()
@@ -90,7 +95,8 @@ def main() -> int:
         for n in variants:
             x = t[n]
             log(f"   {n:24s} {x['median']:.4f} [{x['min']:.4f}, {x['max']:.4f}]  / {first}: {x['median'] / t[first]['median']:.3f}"
-                f"   logits rel L2 {checks[n]['rel_l2']:.4f} ({'ok' if checks[n]['ok'] else 'FAIL'})")
+                f"   logits rel L2 {checks[n]['rel_l2']:.4f} ({'ok' if checks[n]['ok'] else 'FAIL'})"
+                + (f", max |diff| vs {full[0]} {checks[n]['max_abs_vs_' + full[0]]:.3g}" if n in full else ""))
         res["points"].append(dict(B=B, ctx=ctx, attention=attn.last, times=t, checks=checks))
         del steps, graphs, outs, attn, cache
         torch.cuda.empty_cache()

@@ -335,6 +335,8 @@ def _kernels(kdir: str, pdl: bool = False, blocks_per_sm: int = 1, trigger_first
             norm32=plain_function(rest, "llama_add_rmsnorm_f32", ["ptr", "ptr", "ptr", "ptr", "ptr", "ptr", "u32"]),
             rope32=plain_function(rest, "llama_rope_append_f32", ["ptr", "ptr", "ptr", "u32", "ptr", "ptr", "ptr", "u32"]),
             silu=plain_function(rest, "llama_silu_mul", ["ptr", "ptr", "u32"]),
+            **{f"{n}_r{r}": plain_function(rest, f"llama_add_rmsnorm{sfx32}_r{r}", ["ptr"] * 6 + ["u32", "u32"])
+               for r in (2, 4, 8) for n, sfx32 in (("norm", ""), ("norm32", "_f32"))},
             fused=pipelink.Kernel(os.path.join(kdir, f"fused_small{sfx}.cubin"), os.path.join(kdir, f"fused_small{sfx}.map")),
             fused64=pipelink.Kernel(os.path.join(kdir, f"fused_small64{two}{sfx}.cubin"), os.path.join(kdir, f"fused_small64{two}{sfx}.map")),
             gemm=pipelink.Kernel(os.path.join(kdir, f"gemm_small{sfx}.cubin"), os.path.join(kdir, f"gemm_small{sfx}.map")),
@@ -395,7 +397,10 @@ class LinkedStep:
     early_trigger=True (pdl, gemms="linked64", proj="linked"): the linked GEMMs linked with
     --pdl-early-trigger (each lets the next kernel launch before its own wait; give it an attention
     from selection(kdir, pdl=True, table="select_et"), whose cubins are linked so too).
-    qkv_k_chunk=256 (proj="linked"): the QKV GEMM in 256-column K chunks (384 tiles) instead of 512.
+    qkv_k_chunk=256 (proj="linked"): the QKV GEMM in 256-column K chunks (384 tiles) instead of 512;
+    1024 (pdl, rope="fused"): in 1024-column chunks (96 tiles, two arrivals per head).
+    down_k_chunk=2048 (pdl, proj="linked", mlp="split"): the down GEMM in 2048-column chunks (128
+    tiles, one wave, four partials per output) instead of 1024 (256 tiles)
     mlp="fused" (proj="linked"): the gate/up + SwiGLU and the down GEMM as one linked kernel
     (components/mlp: mlp_loader + mlp_mma; per 64 intermediate columns a block computes G | U,
     H = SwiGLU in registers, and adds H W_down^T into d32): 6 kernels per layer.
@@ -405,11 +410,16 @@ class LinkedStep:
     QKV + RoPE and the MLP kernels stay at one block per SM), whose blocks then fit beside the
     attention's (114816 B and 128 registers a thread) and can stream W_o while it runs: measured
     level with the one-block step, within the noise (results/step_variants_o2pb.json). trigger_first: the plain kernels let their successor
-    launch before their own wait (rest_pdl_tf.cubin)."""
+    launch before their own wait (rest_pdl_tf.cubin). norm_rows=R (2, 4, 8): every norm with R rows
+    per block (llama_add_rmsnorm*_rR), ceil(B / R) blocks instead of B; bit-identical output.
+    min_registers=True (pdl): the split-K GEMMs (k_chunk 512, 1024 and 2048, QKV + RoPE), the 64 x 64
+    gate/up and the fused MLP (g6d5) linked with --min-registers (*_mr_pdl: 88-136 registers a thread at entry instead of
+    the whole register file), so the plain kernels' blocks fit on an SM beside theirs."""
 
     def __init__(self, model, kdir: str, B: int, cache, gemms: str = "linked", pdl: bool = False,
                  proj: str = "cublas", blocks_per_sm: int = 1, trigger_first: bool = False, rope: str = "kernel",
-                 qkv_k_chunk: int = 512, early_trigger: bool = False, mlp: str = "split", o_blocks_per_sm: int = 1) -> None:
+                 qkv_k_chunk: int = 512, early_trigger: bool = False, mlp: str = "split", o_blocks_per_sm: int = 1,
+                 norm_rows: int = 1, down_k_chunk: int = 1024, min_registers: bool = False) -> None:
         import pipelink  # noqa: PLC0415
         torch = _torch()
         if gemms not in ("linked", "linked64", "cublas"):
@@ -429,13 +439,19 @@ class LinkedStep:
         if mlp != "split" and (proj != "linked" or early_trigger or (mlp != "fused" and not pdl)):
             raise ValueError("mlp = 'fused' writes the split-K f32 output: give proj='linked' (no early_trigger)")
         self.mlp = mlp
-        if qkv_k_chunk not in (256, 512):
-            raise ValueError(f"qkv_k_chunk = {qkv_k_chunk}: the build links 256 and 512")
+        if qkv_k_chunk not in (256, 512, 1024) or (qkv_k_chunk == 1024 and (not pdl or rope != "fused")):
+            raise ValueError(f"qkv_k_chunk = {qkv_k_chunk}: the build links 256 and 512, and 1024 for the --pdl QKV + RoPE GEMM")
+        if down_k_chunk not in (1024, 2048) or (down_k_chunk == 2048 and (not pdl or proj != "linked" or mlp != "split")):
+            raise ValueError(f"down_k_chunk = {down_k_chunk}: the build links 1024, and 2048 for the --pdl split-K down GEMM")
         if blocks_per_sm == 2 and (proj != "linked" or gemms != "linked64"):
             raise ValueError("blocks_per_sm = 2 links the split-K GEMMs and the 64 x 64 gate/up: give proj='linked', gemms='linked64'")
         if early_trigger and (gemms != "linked64" or proj != "linked" or qkv_k_chunk != 512):
             raise ValueError("early_trigger: the build links gemms='linked64', proj='linked', qkv_k_chunk=512 with --pdl-early-trigger")
         self.k = _kernels(kdir, pdl, blocks_per_sm, trigger_first, early_trigger)
+        # norm_rows=R: the norms with R rows per block (llama_add_rmsnorm*_rR), ceil(B / R) blocks
+        if norm_rows not in (1, 2, 4, 8):
+            raise ValueError(f"norm_rows = {norm_rows}: rest_kernels.cu has 1, 2, 4 and 8")
+        self.norm_rows = norm_rows
         # o_blocks_per_sm=2 (pdl, proj="linked"): only the O projection linked with --blocks-per-sm 2
         # (splitk_2pb_pdl), so its blocks fit beside the attention's and stream W_o while it runs
         if o_blocks_per_sm not in (1, 2) or (o_blocks_per_sm == 2 and (not pdl or proj != "linked")):
@@ -443,6 +459,20 @@ class LinkedStep:
         if o_blocks_per_sm == 2:
             self.k = dict(self.k, sk512_o=pipelink.Kernel(os.path.join(kdir, "splitk_2pb_pdl.cubin"),
                                                           os.path.join(kdir, "splitk_2pb_pdl.map")))
+        if min_registers:  # the fast step's split-K GEMMs and 64 x 64 gate/up linked with --min-registers
+            if not pdl or early_trigger or blocks_per_sm != 1 or qkv_k_chunk != 512:
+                raise ValueError("min_registers: the build links the --pdl split-K GEMMs (k_chunk 512, 1024) and 64 x 64 gate/up so")
+            self.k = dict(self.k, **{key: pipelink.Kernel(os.path.join(kdir, f"{name}_mr_pdl.cubin"), os.path.join(kdir, f"{name}_mr_pdl.map"))
+                                     for key, name in (("skrope", "splitk_rope"), ("sk512", "splitk"), ("sk1024", "splitk_k1024"),
+                                                       ("fused64", "fused_small64"), ("mlp_g6d5", "mlp_g6d5"))})
+        self.min_registers = min_registers
+        if qkv_k_chunk == 1024:  # splitk_rope_k1024_pdl: the QKV + RoPE GEMM in 1024-column chunks
+            self.k = dict(self.k, skrope1024=pipelink.Kernel(os.path.join(kdir, "splitk_rope_k1024_pdl.cubin"),
+                                                             os.path.join(kdir, "splitk_rope_k1024_pdl.map")))
+        if down_k_chunk == 2048:  # splitk_k2048_pdl (or _mr_pdl): the down GEMM in 2048-column chunks
+            mr = "_mr" if min_registers else ""
+            self.k = dict(self.k, sk2048=pipelink.Kernel(os.path.join(kdir, f"splitk_k2048{mr}_pdl.cubin"),
+                                                         os.path.join(kdir, f"splitk_k2048{mr}_pdl.map")))
         e = dict(device="cuda", dtype=torch.bfloat16)
         self.x = torch.empty(B, HIDDEN, **e)
         self.h = torch.empty(B, HIDDEN, **e)
@@ -480,10 +510,10 @@ class LinkedStep:
             if B > self.sk_tm:
                 raise ValueError(f"the split-K GEMM takes at most {self.sk_tm} rows (tile_m), B = {B}")
             self._sk_x = {}
-            qk = "256" if qkv_k_chunk == 256 else "512"
+            qk = "256" if qkv_k_chunk == 256 else "512"  # (1024: only the QKV + RoPE GEMM, below)
             self.sk_qkv = [self._splitk("sk" + qk, self.h, w, self.qkv32) for w in model.wqkv]
             self.sk_o = [self._splitk("sk512_o" if o_blocks_per_sm == 2 else "sk512", None, w, self.d32) for w in model.wo]
-            self.sk_down = [self._splitk("sk1024", self.H, w, self.d32) for w in model.wd]
+            self.sk_down = [self._splitk("sk2048" if down_k_chunk == 2048 else "sk1024", self.H, w, self.d32) for w in model.wd]
             # rope="fused": the QKV GEMM linked with sk_rope (splitk_rope), whose reduction also
             # applies RoPE and appends k, v to the cache; its counters start at zero and end there
             self.mlp_kernel = "mlp" if mlp == "fused" else "mlp_" + mlp[6:]
@@ -501,7 +531,7 @@ class LinkedStep:
             self.rope_count = torch.zeros((QH + 2 * KVH) * HD // 64, device="cuda", dtype=torch.int32)
             self.sk_qkv_rope = []
             for l, w in enumerate(model.wqkv):
-                kern, grid, params = self._splitk("skrope256" if qkv_k_chunk == 256 else "skrope", self.h, w, self.qkv32)
+                kern, grid, params = self._splitk({256: "skrope256", 512: "skrope", 1024: "skrope1024"}[qkv_k_chunk], self.h, w, self.qkv32)
                 params.update(count=self.rope_count, q_heads=QH, kv_heads=KVH, cos_t=model.cos, sin_t=model.sin,
                               q_out=self.q, k_cache=self.K[l], v_cache=self.V[l], max_ctx=self.max_ctx)
                 self.sk_qkv_rope.append((kern, grid, params))
@@ -565,12 +595,19 @@ class LinkedStep:
             raise ValueError(f"skip: unknown parts {sorted(bad)}")
         run = lambda part: part not in skip  # noqa: E731
         lp = self.proj == "linked"
-        norm, d = (k["norm32"], self.d32) if lp else (k["norm"], self.d)
+        d = self.d32 if lp else self.d
+        def norm(key, delta, w, flags):
+            if self.norm_rows == 1:
+                k[key].launch(B, 256, self.x, delta, w, self.h, tok, m.embed, flags, pdl=pdl)
+            else:
+                R = self.norm_rows
+                k[f"{key}_r{R}"].launch(-(-B // R), 256, self.x, delta, w, self.h, tok, m.embed, flags, B, pdl=pdl)
+        nk = "norm32" if lp else "norm"
         if run("norm"):
-            k["norm"].launch(B, 256, self.x, self.x, m.ln1[0], self.h, tok, m.embed, 2, pdl=pdl)
+            norm("norm", self.x, m.ln1[0], 2)
         for l in range(LAYERS):
             if l > 0 and run("norm"):
-                norm.launch(B, 256, self.x, d, m.ln1[l], self.h, tok, m.embed, 1, pdl=pdl)
+                norm(nk, d, m.ln1[l], 1)
             if lp and self.rope == "fused":
                 if run("qkv"):
                     self._sk(self.sk_qkv_rope[l], pos=pos)
@@ -591,7 +628,7 @@ class LinkedStep:
                 else:
                     torch.mm(o, m.wo[l].t(), out=self.d)
             if run("norm"):
-                norm.launch(B, 256, self.x, d, m.ln2[l], self.h, tok, m.embed, 1, pdl=pdl)
+                norm(nk, d, m.ln2[l], 1)
             if self.mlp != "split":
                 if run("gu"):
                     self.k[self.mlp_kernel].launch(self.mlp_grid, **self.mlp_common, **self.mlp_w[l])
@@ -607,7 +644,7 @@ class LinkedStep:
                 else:
                     torch.mm(self.H, m.wd[l].t(), out=self.d)
         if run("norm"):
-            norm.launch(B, 256, self.x, d, m.lnf, self.h, tok, m.embed, 1, pdl=pdl)
+            norm(nk, d, m.lnf, 1)
         if run("head"):
             if self.gemms == "linked":
                 k["gemm"].launch(self.g_grid, **self.g_params)

@@ -9,6 +9,8 @@
 //                       the QKV GEMM's output; q to a [B, 32, 64] buffer, k and v appended to the
 //                       layer's cache at `pos`. Products and the sum rounded separately
 //                       (__fmul_rn / __fadd_rn) as torch's three elementwise kernels do.
+//   llama_add_rmsnorm_r{2,4,8}, llama_add_rmsnorm_f32_r{2,4,8}
+//                       the same norms with 2, 4 or 8 rows per block (fewer blocks at B >= 16).
 //   llama_silu_mul      silu(gate) * up in bf16 (torch's F.silu then *), for the step variant
 //                       that keeps the gate/up GEMM in cuBLAS.
 //   llama_add_rmsnorm_f32, llama_rope_append_f32
@@ -113,6 +115,91 @@ __device__ __forceinline__ void add_rmsnorm(__nv_bfloat16* __restrict__ x, Delta
   *reinterpret_cast<uint4*>(h + size_t(b) * kHidden + c0) = hv;
 }
 
+// The same for R rows per block (rows blockIdx.x * R + r < B), every row's loads issued before
+// any is used: B = 64 then takes 64 / R blocks. Under PDL the next kernel can start only once every
+// block of this one has been scheduled (and, trigger first, triggered), and a block of a linked
+// GEMM leaves no registers free on its SM, so one block per row waited for 64 of the previous
+// GEMM's blocks to leave; R rows per block need 64 / R. The arithmetic of each row is the
+// one-row kernel's, so h and x are bit-identical.
+template <int R>
+__device__ __forceinline__ void load_delta_rows(const __nv_bfloat16* delta, size_t at, uint4 (&dv)[R], int rows) {
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+    if (r < rows) dv[r] = *reinterpret_cast<const uint4*>(delta + at + size_t(r) * kHidden);
+}
+template <int R>
+__device__ __forceinline__ void load_delta_rows(float* delta, size_t at, uint4 (&dv)[R], int rows) {
+  float4 a[R], b[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+    if (r < rows) {
+      const float4* p = reinterpret_cast<const float4*>(delta + at + size_t(r) * kHidden);
+      a[r] = p[0], b[r] = p[1];
+    }
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+    if (r < rows) {
+      float4* p = reinterpret_cast<float4*>(delta + at + size_t(r) * kHidden);
+      p[0] = make_float4(0.f, 0.f, 0.f, 0.f);
+      p[1] = make_float4(0.f, 0.f, 0.f, 0.f);
+      __nv_bfloat16* e = reinterpret_cast<__nv_bfloat16*>(&dv[r]);
+      e[0] = tobf(a[r].x), e[1] = tobf(a[r].y), e[2] = tobf(a[r].z), e[3] = tobf(a[r].w);
+      e[4] = tobf(b[r].x), e[5] = tobf(b[r].y), e[6] = tobf(b[r].z), e[7] = tobf(b[r].w);
+    }
+}
+
+template <int R, class Delta>
+__device__ __forceinline__ void add_rmsnorm_rows(__nv_bfloat16* __restrict__ x, Delta* __restrict__ delta,
+                                                 const __nv_bfloat16* __restrict__ w, __nv_bfloat16* __restrict__ h,
+                                                 const int64_t* __restrict__ tok, const __nv_bfloat16* __restrict__ embed,
+                                                 unsigned flags, unsigned B) {
+  const int b0 = blockIdx.x * R, t = threadIdx.x, c0 = t * 8;
+  const int rows = min(R, int(B) - b0);
+  uint4 xv[R], dv[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+    if (r < rows)
+      xv[r] = (flags & 2u) ? *reinterpret_cast<const uint4*>(embed + size_t(tok[b0 + r]) * kHidden + c0)
+                           : *reinterpret_cast<const uint4*>(x + size_t(b0 + r) * kHidden + c0);
+  if (flags & 1u) load_delta_rows<R>(delta, size_t(b0) * kHidden + c0, dv, rows);
+  const uint4 wv = *reinterpret_cast<const uint4*>(w + c0);
+  __shared__ float red[R][8];
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    __nv_bfloat16* xe = reinterpret_cast<__nv_bfloat16*>(&xv[r]);
+    float ss = 0.f;
+    if (r < rows) {
+      if (flags & 1u) {
+        const __nv_bfloat16* de = reinterpret_cast<const __nv_bfloat16*>(&dv[r]);
+#pragma unroll
+        for (int i = 0; i < 8; ++i) xe[i] = tobf(bf(xe[i]) + bf(de[i]));
+      }
+      if (flags & 3u) *reinterpret_cast<uint4*>(x + size_t(b0 + r) * kHidden + c0) = xv[r];
+#pragma unroll
+      for (int i = 0; i < 8; ++i) ss += bf(xe[i]) * bf(xe[i]);
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
+    if ((t & 31) == 0) red[r][t >> 5] = ss;
+  }
+  __syncthreads();
+  const __nv_bfloat16* we = reinterpret_cast<const __nv_bfloat16*>(&wv);
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    if (r >= rows) break;
+    float tot = 0.f;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) tot += red[r][i];
+    const float rs = rsqrtf(tot / float(kHidden) + kEps);
+    const __nv_bfloat16* xe = reinterpret_cast<const __nv_bfloat16*>(&xv[r]);
+    uint4 hv;
+    __nv_bfloat16* he = reinterpret_cast<__nv_bfloat16*>(&hv);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) he[i] = tobf(bf(tobf(__fmul_rn(bf(xe[i]), rs))) * bf(we[i]));
+    *reinterpret_cast<uint4*>(h + size_t(b0 + r) * kHidden + c0) = hv;
+  }
+}
+
 // qkv [B, 3072] = [q (32 x 64) | k (8 x 64) | v (8 x 64)]: element i of row b, as bf16; an f32
 // split-K accumulator is rounded, then zeroed (each element is read by exactly one thread).
 __device__ __forceinline__ float take(const __nv_bfloat16* row, int i) { return bf(row[i]); }
@@ -169,6 +256,28 @@ llama_add_rmsnorm_f32(__nv_bfloat16* __restrict__ x, float* __restrict__ delta,
   pdl_prologue();
   add_rmsnorm(x, delta, w, h, tok, embed, flags);
 }
+
+// R rows per block (add_rmsnorm_rows): grid ceil(B / R), 256 threads; the host picks R
+// (decode.LinkedStep(norm_rows=R)).
+#define LLAMA_NORM_ROWS(R)                                                                                           \
+  extern "C" __global__ void __launch_bounds__(256) llama_add_rmsnorm_r##R(                                           \
+      __nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict__ delta, const __nv_bfloat16* __restrict__ w,   \
+      __nv_bfloat16* __restrict__ h, const int64_t* __restrict__ tok, const __nv_bfloat16* __restrict__ embed,        \
+      unsigned flags, unsigned B) {                                                                                 \
+    pdl_prologue();                                                                                                 \
+    add_rmsnorm_rows<R>(x, delta, w, h, tok, embed, flags, B);                                                      \
+  }                                                                                                                 \
+  extern "C" __global__ void __launch_bounds__(256) llama_add_rmsnorm_f32_r##R(                                       \
+      __nv_bfloat16* __restrict__ x, float* __restrict__ delta, const __nv_bfloat16* __restrict__ w,                  \
+      __nv_bfloat16* __restrict__ h, const int64_t* __restrict__ tok, const __nv_bfloat16* __restrict__ embed,        \
+      unsigned flags, unsigned B) {                                                                                 \
+    pdl_prologue();                                                                                                 \
+    add_rmsnorm_rows<R>(x, delta, w, h, tok, embed, flags, B);                                                      \
+  }
+LLAMA_NORM_ROWS(2)
+LLAMA_NORM_ROWS(4)
+LLAMA_NORM_ROWS(8)
+#undef LLAMA_NORM_ROWS
 
 // One block of 256 threads per sequence b. qkv [B, 3072] = [q (32 x 64) | k (8 x 64) | v (8 x 64)];
 // K, V: the layer's caches [B, 8, max_ctx, 64]; q_out [B, 32, 64].

@@ -7,8 +7,8 @@
 // reductions, the component's named barrier joins its 64 threads, and thread 0 adds 1 to
 // count[t.n]; a barrier reduction (bar.red.or) tells all 64 whether that add was the column
 // tile's last (K / k_chunk adds). If so, y's 64 columns hold their full sums: the 64 threads
-// fence again, read them (ld.global.cg, from L2; eight pairs per thread in flight at once), round
-// each to bf16 (what a bf16 GEMM output holds) and, the column tile being one head,
+// fence again, read them (ld.global.cg, from L2, as float4: four vector pairs per thread in
+// flight at once), round each to bf16 (what a bf16 GEMM output holds) and, the column tile being one head,
 //   q heads (t.n < q_heads):              rotate-half RoPE at pos, to q_out[m, t.n, :];
 //   k heads (q_heads <= t.n < + kv_heads): RoPE, to k_cache[m, head, pos, :];
 //   v heads (the rest):                    as is, to v_cache[m, head, pos, :];
@@ -95,55 +95,65 @@ PL_COMPONENT(sk_rope_main) {
     if (!last) continue;
     __threadfence();
     const unsigned head = t.n;
+    // Rows are read as float4 (4 columns) and written as 4 bf16 (8 bytes); kBatch vectors per
+    // thread are loaded before any is used, so at M = 64 a q or k head (512 vector pairs) takes
+    // two L2 round trips per thread and a v head (1024 vectors) two, where scalar loads took 4.
+    const unsigned vecs = cols / 4, hvecs = half / 4;  // float4s per row, per half row
     if (head < q_heads + kv_heads) {
       unsigned short* base = head < q_heads ? q_out + size_t(head) * cols : k_cache + (size_t(head - q_heads) * max_ctx + pos) * cols;
       const size_t row_stride = head < q_heads ? size_t(q_heads) * cols : size_t(kv_heads) * max_ctx * cols;
-      constexpr unsigned kBatch = 8;  // pairs per thread in flight
-      for (unsigned e0 = tid; e0 < valid * half; e0 += n * kBatch) {
-        float x0[kBatch], x1[kBatch];
+      constexpr unsigned kBatch = 4;  // pairs of float4 per thread in flight (8 spill at 96 registers)
+      for (unsigned e0 = tid; e0 < valid * hvecs; e0 += n * kBatch) {
+        float4 x0[kBatch], x1[kBatch];
 #pragma unroll
         for (unsigned j = 0; j < kBatch; ++j) {
           const unsigned e = e0 + j * n;
-          if (e < valid * half) {
-            const float* row = y + size_t(e / half) * N + col0;
-            x0[j] = __ldcg(row + e % half);
-            x1[j] = __ldcg(row + e % half + half);
+          if (e < valid * hvecs) {
+            const float4* row = reinterpret_cast<const float4*>(y + size_t(e / hvecs) * N + col0);
+            x0[j] = __ldcg(row + e % hvecs);
+            x1[j] = __ldcg(row + e % hvecs + hvecs);
           }
         }
 #pragma unroll
         for (unsigned j = 0; j < kBatch; ++j) {
           const unsigned e = e0 + j * n;
-          if (e < valid * half) {
-            const unsigned m = e / half, d = e % half;
-            float* row = y + size_t(m) * N + col0;
-            __stcg(row + d, 0.f);
-            __stcg(row + d + half, 0.f);
-            const float a = from_bf16(to_bf16(x0[j])), b = from_bf16(to_bf16(x1[j]));
-            const float o0 = __fadd_rn(__fmul_rn(a, cs[d]), __fmul_rn(-b, sn[d]));
-            const float o1 = __fadd_rn(__fmul_rn(b, cs[d + half]), __fmul_rn(a, sn[d + half]));
+          if (e < valid * hvecs) {
+            const unsigned m = e / hvecs, d = 4 * (e % hvecs);
+            float4* row = reinterpret_cast<float4*>(y + size_t(m) * N + col0);
+            __stcg(row + d / 4, make_float4(0.f, 0.f, 0.f, 0.f));
+            __stcg(row + (d + half) / 4, make_float4(0.f, 0.f, 0.f, 0.f));
+            const float a[4] = {x0[j].x, x0[j].y, x0[j].z, x0[j].w}, b[4] = {x1[j].x, x1[j].y, x1[j].z, x1[j].w};
+            unsigned short o0[4], o1[4];
+#pragma unroll
+            for (unsigned i = 0; i < 4; ++i) {
+              const float ar = from_bf16(to_bf16(a[i])), br = from_bf16(to_bf16(b[i]));
+              o0[i] = to_bf16(__fadd_rn(__fmul_rn(ar, cs[d + i]), __fmul_rn(-br, sn[d + i])));
+              o1[i] = to_bf16(__fadd_rn(__fmul_rn(br, cs[d + i + half]), __fmul_rn(ar, sn[d + i + half])));
+            }
             unsigned short* dst = base + m * row_stride;
-            dst[d] = to_bf16(o0);
-            dst[d + half] = to_bf16(o1);
+            *reinterpret_cast<uint2*>(dst + d) = make_uint2(o0[0] | (unsigned(o0[1]) << 16), o0[2] | (unsigned(o0[3]) << 16));
+            *reinterpret_cast<uint2*>(dst + d + half) = make_uint2(o1[0] | (unsigned(o1[1]) << 16), o1[2] | (unsigned(o1[3]) << 16));
           }
         }
       }
     } else {
       const unsigned vh = head - q_heads - kv_heads;
-      constexpr unsigned kBatch = 16;
-      for (unsigned e0 = tid; e0 < valid * cols; e0 += n * kBatch) {
-        float x[kBatch];
+      constexpr unsigned kBatch = 4;  // float4 per thread in flight
+      for (unsigned e0 = tid; e0 < valid * vecs; e0 += n * kBatch) {
+        float4 x[kBatch];
 #pragma unroll
         for (unsigned j = 0; j < kBatch; ++j) {
           const unsigned e = e0 + j * n;
-          if (e < valid * cols) x[j] = __ldcg(y + size_t(e / cols) * N + col0 + e % cols);
+          if (e < valid * vecs) x[j] = __ldcg(reinterpret_cast<const float4*>(y + size_t(e / vecs) * N + col0) + e % vecs);
         }
 #pragma unroll
         for (unsigned j = 0; j < kBatch; ++j) {
           const unsigned e = e0 + j * n;
-          if (e < valid * cols) {
-            const unsigned m = e / cols, d = e % cols;
-            __stcg(y + size_t(m) * N + col0 + d, 0.f);
-            v_cache[((size_t(m) * kv_heads + vh) * max_ctx + pos) * cols + d] = to_bf16(x[j]);
+          if (e < valid * vecs) {
+            const unsigned m = e / vecs, d = 4 * (e % vecs);
+            __stcg(reinterpret_cast<float4*>(y + size_t(m) * N + col0 + d), make_float4(0.f, 0.f, 0.f, 0.f));
+            const unsigned lo = to_bf16(x[j].x) | (unsigned(to_bf16(x[j].y)) << 16), hi = to_bf16(x[j].z) | (unsigned(to_bf16(x[j].w)) << 16);
+            *reinterpret_cast<uint2*>(v_cache + ((size_t(m) * kv_heads + vh) * max_ctx + pos) * cols + d) = make_uint2(lo, hi);
           }
         }
       }
