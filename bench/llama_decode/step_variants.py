@@ -97,7 +97,10 @@ def main() -> int:
             log(f"   {n:24s} {x['median']:.4f} [{x['min']:.4f}, {x['max']:.4f}]  / {first}: {x['median'] / t[first]['median']:.3f}"
                 f"   logits rel L2 {checks[n]['rel_l2']:.4f} ({'ok' if checks[n]['ok'] else 'FAIL'})"
                 + (f", max |diff| vs {full[0]} {checks[n]['max_abs_vs_' + full[0]]:.3g}" if n in full else ""))
-        res["points"].append(dict(B=B, ctx=ctx, attention=attn.last, times=t, checks=checks))
+        # where each step's buffers lie (graph-to-graph differences of identical steps, A/A runs)
+        addrs = {n: {b: getattr(st, b).data_ptr() for b in ("x", "h", "q", "H", "logits", "qkv32", "d32", "rope_count")
+                     if getattr(st, b, None) is not None} for n, st in steps.items()}
+        res["points"].append(dict(B=B, ctx=ctx, attention=attn.last, times=t, checks=checks, addresses=addrs))
         del steps, graphs, outs, attn, cache
         torch.cuda.empty_cache()
         with open(a.json, "w") as f:

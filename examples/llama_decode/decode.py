@@ -414,12 +414,14 @@ class LinkedStep:
     per block (llama_add_rmsnorm*_rR), ceil(B / R) blocks instead of B; bit-identical output.
     min_registers=True (pdl): the split-K GEMMs (k_chunk 512, 1024 and 2048, QKV + RoPE), the 64 x 64
     gate/up and the fused MLP (g6d5) linked with --min-registers (*_mr_pdl: 88-136 registers a thread at entry instead of
-    the whole register file), so the plain kernels' blocks fit on an SM beside theirs."""
+    the whole register file), so the plain kernels' blocks fit on an SM beside theirs. qkv_stages=6
+    or 8 (with min_registers): the QKV + RoPE GEMM with a 6- or 8-stage ring (112 / 144 KB), so an
+    attention block fits beside one of its blocks."""
 
     def __init__(self, model, kdir: str, B: int, cache, gemms: str = "linked", pdl: bool = False,
                  proj: str = "cublas", blocks_per_sm: int = 1, trigger_first: bool = False, rope: str = "kernel",
                  qkv_k_chunk: int = 512, early_trigger: bool = False, mlp: str = "split", o_blocks_per_sm: int = 1,
-                 norm_rows: int = 1, down_k_chunk: int = 1024, min_registers: bool = False) -> None:
+                 norm_rows: int = 1, down_k_chunk: int = 1024, min_registers: bool = False, qkv_stages: int = 12) -> None:
         import pipelink  # noqa: PLC0415
         torch = _torch()
         if gemms not in ("linked", "linked64", "cublas"):
@@ -466,6 +468,11 @@ class LinkedStep:
                                      for key, name in (("skrope", "splitk_rope"), ("sk512", "splitk"), ("sk1024", "splitk_k1024"),
                                                        ("fused64", "fused_small64"), ("mlp_g6d5", "mlp_g6d5"))})
         self.min_registers = min_registers
+        if qkv_stages != 12:  # splitk_rope_s{6,8}_mr_pdl: room for an attention block beside a QKV block
+            if qkv_stages not in (6, 8) or not min_registers or qkv_k_chunk != 512 or rope != "fused":
+                raise ValueError(f"qkv_stages = {qkv_stages}: the build links 6 and 8 for the QKV + RoPE GEMM with min_registers")
+            self.k = dict(self.k, skrope=pipelink.Kernel(os.path.join(kdir, f"splitk_rope_s{qkv_stages}_mr_pdl.cubin"),
+                                                         os.path.join(kdir, f"splitk_rope_s{qkv_stages}_mr_pdl.map")))
         if qkv_k_chunk == 1024:  # splitk_rope_k1024_pdl: the QKV + RoPE GEMM in 1024-column chunks
             self.k = dict(self.k, skrope1024=pipelink.Kernel(os.path.join(kdir, "splitk_rope_k1024_pdl.cubin"),
                                                              os.path.join(kdir, "splitk_rope_k1024_pdl.map")))
