@@ -282,3 +282,36 @@ TEST(AllocationProperties, NamedBarriersAreDistinctAndCompletable) {
   }
   EXPECT_GE(checked, 5);
 }
+
+// --min-registers gives the smallest sound entry cap: a multiple of setmaxnreg's step, at least
+// its minimum, never above the default cap, large enough that the warpgroups' budgets fit the
+// pool (Σ budgets ≤ cap × warpgroups), and one step less would not fit (or would fall below the
+// minimum). Checked on every link whose warpgroups all have budgets.
+TEST(AllocationProperties, MinRegistersIsTheSmallestSoundCap) {
+  int checked = 0;
+  for (Link l : all_links()) {
+    int64_t full = 0;
+    bool budgets = false;
+    allocate_and(l, [&](const pipelink::LinkContext& ctx, const pipelink::Diagnostics& d) {
+      if (d.has_errors() || ctx.warpgroups.empty()) return;
+      full = ctx.entry_registers;
+      budgets = std::all_of(ctx.warpgroups.begin(), ctx.warpgroups.end(), [](const pipelink::WarpGroup& w) { return w.registers > 0; });
+    });
+    if (!budgets) continue;
+    l.opt.min_registers = true;
+    allocate_and(l, [&](const pipelink::LinkContext& ctx, const pipelink::Diagnostics& d) {
+      if (d.has_errors()) return;
+      const pipelink::Target& t = ctx.target;
+      const int64_t cap = ctx.entry_registers, groups = static_cast<int64_t>(ctx.warpgroups.size());
+      int64_t sum = 0;
+      for (const pipelink::WarpGroup& w : ctx.warpgroups) sum += w.registers;
+      EXPECT_EQ(cap % t.regs_step, 0) << l.name;
+      EXPECT_GE(cap, t.min_regs) << l.name;
+      EXPECT_LE(cap, full) << l.name << ": --min-registers raised the cap";
+      EXPECT_LE(sum, cap * groups) << l.name << ": the budgets do not fit the pool";
+      if (cap > t.min_regs) EXPECT_GT(sum, (cap - t.regs_step) * groups) << l.name << ": a smaller cap would do";
+      ++checked;
+    });
+  }
+  EXPECT_GE(checked, 5);
+}
