@@ -462,9 +462,9 @@ class LinkedStep:
             self.k = dict(self.k, sk512_o=pipelink.Kernel(os.path.join(kdir, "splitk_2pb_pdl.cubin"),
                                                           os.path.join(kdir, "splitk_2pb_pdl.map")))
         if min_registers:  # the fast step's split-K GEMMs and 64 x 64 gate/up linked with --min-registers
-            if not pdl or early_trigger or blocks_per_sm != 1 or qkv_k_chunk == 1024:
-                raise ValueError("min_registers: the build links the --pdl split-K GEMMs (k_chunk 256 with RoPE, 512, 1024) and "
-                                 "64 x 64 gate/up so")
+            if not pdl or early_trigger or blocks_per_sm != 1 or qkv_k_chunk == 1024 or mlp not in ("split", "fused_g6d5"):
+                raise ValueError("min_registers: the build links the --pdl split-K GEMMs (k_chunk 256 with RoPE, 512, 1024), the "
+                                 "64 x 64 gate/up and the fused MLP 'fused_g6d5' so")
             self.k = dict(self.k, **{key: pipelink.Kernel(os.path.join(kdir, f"{name}_mr_pdl.cubin"), os.path.join(kdir, f"{name}_mr_pdl.map"))
                                      for key, name in (("skrope", "splitk_rope"), ("sk512", "splitk"), ("sk1024", "splitk_k1024"),
                                                        ("fused64", "fused_small64"), ("mlp_g6d5", "mlp_g6d5"),
