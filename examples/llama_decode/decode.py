@@ -421,7 +421,8 @@ class LinkedStep:
     def __init__(self, model, kdir: str, B: int, cache, gemms: str = "linked", pdl: bool = False,
                  proj: str = "cublas", blocks_per_sm: int = 1, trigger_first: bool = False, rope: str = "kernel",
                  qkv_k_chunk: int = 512, early_trigger: bool = False, mlp: str = "split", o_blocks_per_sm: int = 1,
-                 norm_rows: int = 1, down_k_chunk: int = 1024, min_registers: bool = False, qkv_stages: int = 12) -> None:
+                 norm_rows: int = 1, down_k_chunk: int = 1024, min_registers: bool = False, qkv_stages: int = 12,
+                 o_link: str = "") -> None:
         import pipelink  # noqa: PLC0415
         torch = _torch()
         if gemms not in ("linked", "linked64", "cublas"):
@@ -436,8 +437,9 @@ class LinkedStep:
         if rope == "fused" and proj != "linked":
             raise ValueError("rope = 'fused' is the split-K QKV GEMM's reduction: give proj='linked'")
         self.rope = rope
-        if mlp not in ("split", "fused", "fused_g6d5", "fused_g8d2"):
-            raise ValueError(f"mlp = {mlp!r}")
+        small_rings = ("fused_g3d2", "fused_g2d4", "fused_g4d3")  # linked with --min-registers only
+        if mlp not in ("split", "fused", "fused_g6d5", "fused_g8d2") + small_rings or (mlp in small_rings and not min_registers):
+            raise ValueError(f"mlp = {mlp!r}" + (": the build links it with --min-registers only" if mlp in small_rings else ""))
         if mlp != "split" and (proj != "linked" or early_trigger or (mlp != "fused" and not pdl)):
             raise ValueError("mlp = 'fused' writes the split-K f32 output: give proj='linked' (no early_trigger)")
         self.mlp = mlp
@@ -458,17 +460,18 @@ class LinkedStep:
         # (splitk_2pb_pdl), so its blocks fit beside the attention's and stream W_o while it runs
         if o_blocks_per_sm not in (1, 2) or (o_blocks_per_sm == 2 and (not pdl or proj != "linked")):
             raise ValueError("o_blocks_per_sm = 2 is the --pdl split-K O GEMM at two blocks per SM: give pdl=True, proj='linked'")
-        if o_blocks_per_sm == 2:
-            self.k = dict(self.k, sk512_o=pipelink.Kernel(os.path.join(kdir, "splitk_2pb_pdl.cubin"),
-                                                          os.path.join(kdir, "splitk_2pb_pdl.map")))
+        if o_blocks_per_sm == 2 or o_link:  # o_link: another link of the O GEMM by name (e.g. splitk_s4_2pb_mr_pdl)
+            name = o_link or "splitk_2pb_pdl"
+            self.k = dict(self.k, sk512_o=pipelink.Kernel(os.path.join(kdir, f"{name}.cubin"), os.path.join(kdir, f"{name}.map")))
         if min_registers:  # the fast step's split-K GEMMs and 64 x 64 gate/up linked with --min-registers
-            if not pdl or early_trigger or blocks_per_sm != 1 or qkv_k_chunk == 1024 or mlp not in ("split", "fused_g6d5"):
+            if not pdl or early_trigger or blocks_per_sm != 1 or qkv_k_chunk == 1024 or mlp not in ("split", "fused_g6d5") + small_rings:
                 raise ValueError("min_registers: the build links the --pdl split-K GEMMs (k_chunk 256 with RoPE, 512, 1024), the "
-                                 "64 x 64 gate/up and the fused MLP 'fused_g6d5' so")
+                                 "64 x 64 gate/up and the fused MLP 'fused_g6d5' (and the small-ring ones) so")
             self.k = dict(self.k, **{key: pipelink.Kernel(os.path.join(kdir, f"{name}_mr_pdl.cubin"), os.path.join(kdir, f"{name}_mr_pdl.map"))
                                      for key, name in (("skrope", "splitk_rope"), ("sk512", "splitk"), ("sk1024", "splitk_k1024"),
                                                        ("fused64", "fused_small64"), ("mlp_g6d5", "mlp_g6d5"),
-                                                       ("skrope256", "splitk_rope_k256"))})
+                                                       ("skrope256", "splitk_rope_k256"))
+                                     + tuple(("mlp_" + v[6:], "mlp_" + v[6:]) for v in small_rings)})
         self.min_registers = min_registers
         if qkv_stages != 12:  # splitk_rope_s{6,8}_mr_pdl: room for an attention block beside a QKV block
             if qkv_stages not in (6, 8) or not min_registers or qkv_k_chunk != 512 or rope != "fused":
