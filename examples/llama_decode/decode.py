@@ -295,6 +295,17 @@ def plain_function(cubin: str, name: str, signature):
 
 
 _KERNEL_CACHE = {}
+_LINKED_CACHE = {}
+
+
+def _linked(kdir: str, name: str):
+    """The linked kernel kdir/name.cubin (with its map), loaded once per process: the step options
+    that swap one kernel for another link (o_link, min_registers, qkv_stages, ...) share it."""
+    import pipelink  # noqa: PLC0415
+    path = os.path.join(kdir, name)
+    if path not in _LINKED_CACHE:
+        _LINKED_CACHE[path] = pipelink.Kernel(path + ".cubin", path + ".map")
+    return _LINKED_CACHE[path]
 
 
 def _kernels(kdir: str, pdl: bool = False, blocks_per_sm: int = 1, trigger_first: bool = False, early_trigger: bool = False):
@@ -460,31 +471,29 @@ class LinkedStep:
         # (splitk_2pb_pdl), so its blocks fit beside the attention's and stream W_o while it runs
         if o_blocks_per_sm not in (1, 2) or (o_blocks_per_sm == 2 and (not pdl or proj != "linked")):
             raise ValueError("o_blocks_per_sm = 2 is the --pdl split-K O GEMM at two blocks per SM: give pdl=True, proj='linked'")
+        swap = {}  # kernel key -> the link that replaces it
         if o_blocks_per_sm == 2 or o_link:  # o_link: another link of the O GEMM by name (e.g. splitk_s4_2pb_mr_pdl)
-            name = o_link or "splitk_2pb_pdl"
-            self.k = dict(self.k, sk512_o=pipelink.Kernel(os.path.join(kdir, f"{name}.cubin"), os.path.join(kdir, f"{name}.map")))
-        if min_registers:  # the fast step's split-K GEMMs and 64 x 64 gate/up linked with --min-registers
+            swap["sk512_o"] = o_link or "splitk_2pb_pdl"
+        if min_registers:  # the fast step's split-K GEMMs, 64 x 64 gate/up and fused MLP linked with --min-registers
             if not pdl or early_trigger or blocks_per_sm != 1 or qkv_k_chunk == 1024 or mlp not in ("split", "fused_g6d5") + small_rings:
                 raise ValueError("min_registers: the build links the --pdl split-K GEMMs (k_chunk 256 with RoPE, 512, 1024), the "
                                  "64 x 64 gate/up and the fused MLP 'fused_g6d5' (and the small-ring ones) so")
-            self.k = dict(self.k, **{key: pipelink.Kernel(os.path.join(kdir, f"{name}_mr_pdl.cubin"), os.path.join(kdir, f"{name}_mr_pdl.map"))
-                                     for key, name in (("skrope", "splitk_rope"), ("sk512", "splitk"), ("sk1024", "splitk_k1024"),
-                                                       ("fused64", "fused_small64"), ("mlp_g6d5", "mlp_g6d5"),
-                                                       ("skrope256", "splitk_rope_k256"))
-                                     + tuple(("mlp_" + v[6:], "mlp_" + v[6:]) for v in small_rings)})
+            swap.update(sk512="splitk_mr_pdl", sk1024="splitk_k1024_mr_pdl", fused64="fused_small64_mr_pdl")
+            if rope == "fused":
+                swap["skrope256" if qkv_k_chunk == 256 else "skrope"] = ("splitk_rope_k256_mr_pdl" if qkv_k_chunk == 256
+                                                                         else "splitk_rope_mr_pdl")
+            if mlp != "split":
+                swap["mlp_" + mlp[6:]] = f"mlp_{mlp[6:]}_mr_pdl"
         self.min_registers = min_registers
         if qkv_stages != 12:  # splitk_rope_s{6,8}_mr_pdl: room for an attention block beside a QKV block
             if qkv_stages not in (6, 8) or not min_registers or qkv_k_chunk != 512 or rope != "fused":
                 raise ValueError(f"qkv_stages = {qkv_stages}: the build links 6 and 8 for the QKV + RoPE GEMM with min_registers")
-            self.k = dict(self.k, skrope=pipelink.Kernel(os.path.join(kdir, f"splitk_rope_s{qkv_stages}_mr_pdl.cubin"),
-                                                         os.path.join(kdir, f"splitk_rope_s{qkv_stages}_mr_pdl.map")))
+            swap["skrope"] = f"splitk_rope_s{qkv_stages}_mr_pdl"
         if qkv_k_chunk == 1024:  # splitk_rope_k1024_pdl: the QKV + RoPE GEMM in 1024-column chunks
-            self.k = dict(self.k, skrope1024=pipelink.Kernel(os.path.join(kdir, "splitk_rope_k1024_pdl.cubin"),
-                                                             os.path.join(kdir, "splitk_rope_k1024_pdl.map")))
+            swap["skrope1024"] = "splitk_rope_k1024_pdl"
         if down_k_chunk == 2048:  # splitk_k2048_pdl (or _mr_pdl): the down GEMM in 2048-column chunks
-            mr = "_mr" if min_registers else ""
-            self.k = dict(self.k, sk2048=pipelink.Kernel(os.path.join(kdir, f"splitk_k2048{mr}_pdl.cubin"),
-                                                         os.path.join(kdir, f"splitk_k2048{mr}_pdl.map")))
+            swap["sk2048"] = f"splitk_k2048{'_mr' if min_registers else ''}_pdl"
+        self.k = dict(self.k, **{key: _linked(kdir, name) for key, name in swap.items()})
         e = dict(device="cuda", dtype=torch.bfloat16)
         self.x = torch.empty(B, HIDDEN, **e)
         self.h = torch.empty(B, HIDDEN, **e)
