@@ -182,27 +182,39 @@ void assign_registers(LinkContext& ctx) {
     any |= budget > 0;
   }
   if (ctx.opt.min_registers) {
-    // --min-registers: the smallest entry cap whose pool (cap x warpgroups) holds every budget.
-    int64_t sum_budgets = 0;
-    bool all = true;
-    for (const WarpGroup& wg : ctx.warpgroups) {
-      sum_budgets += wg.registers;
-      if (wg.registers) continue;
-      all = false;
-      for (int i : wg.instances) {
-        const Instance& in = ctx.instances[i];
-        d.error("registers", "--min-registers: '" + in.name + "' (warpgroup " + std::to_string(wg.index) +
-                                 ") declares no register budget, so the link cannot tell how few registers it may launch with; "
-                                 "give its [warps] a registers = N, or link without --min-registers",
-                in.contract->warps_loc);
-      }
+    // --min-registers: the smallest entry cap whose pool holds every budget. A warpgroup of generated
+    // transfer warps only has no budget and runs at the cap itself, so it adds the cap to the pool
+    // and its share of the sum alike: the cap must hold the budgeted warpgroups' mean. A warpgroup
+    // with a component but no budget is refused (once per component).
+    if (!t.setmaxnreg) {
+      d.error("registers", "--min-registers lowers the entry's register cap and lets setmaxnreg raise the warpgroups to "
+                           "their budgets; target " + t.arch + " has no setmaxnreg (use sm_90a), so link without --min-registers",
+              ctx.instances.front().contract->warps.loc);
+      return;
     }
-    if (!all) return;
-    const int64_t groups = static_cast<int64_t>(ctx.warpgroups.size());
-    int64_t need = (sum_budgets + groups - 1) / groups;
-    need = std::max<int64_t>((need + t.regs_step - 1) / t.regs_step * t.regs_step, t.min_regs);
-    if (need < cap) cap = need;  // (over the full cap, the pool check below reports it)
-    ctx.entry_registers = static_cast<int>(cap);
+    int64_t sum_budgets = 0, budgeted = 0;
+    std::set<int> unbudgeted;
+    for (const WarpGroup& wg : ctx.warpgroups) {
+      if (wg.registers) {
+        sum_budgets += wg.registers;
+        ++budgeted;
+        continue;
+      }
+      for (int i : wg.instances) unbudgeted.insert(i);
+    }
+    for (int i : unbudgeted) {
+      const Instance& in = ctx.instances[i];
+      d.error("registers", "--min-registers: '" + in.name + "' declares no register budget, so the link cannot tell how few "
+                               "registers it may launch with; give its [warps] a registers = N, or link without --min-registers",
+              in.contract->warps_loc);
+    }
+    if (!unbudgeted.empty()) return;
+    if (budgeted) {
+      int64_t need = (sum_budgets + budgeted - 1) / budgeted;
+      need = std::max<int64_t>((need + t.regs_step - 1) / t.regs_step * t.regs_step, t.min_regs);
+      if (need < cap) cap = need;  // (over the full cap, the pool check below reports it)
+      ctx.entry_registers = static_cast<int>(cap);
+    }
   }
   if (!any) return;
   if (!t.setmaxnreg) {

@@ -317,8 +317,14 @@ void check_ptxas_report(LinkContext& ctx, const std::string& info) {
   if (std::regex_search(info, m, spill) && (m[1].str() != "0" || m[2].str() != "0"))
     ctx.diags.warning("registers", "the linked kernel spills registers (" + m[1].str() + " bytes stored, " + m[2].str() + " loaded)");
   if (info.find("'setmaxnreg' ignored") != std::string::npos || info.find("C7508") != std::string::npos ||
-      info.find("C7504") != std::string::npos)
-    ctx.diags.warning("registers", "ptxas ignored setmaxnreg; the register budgets are not in effect");
+      info.find("C7504") != std::string::npos) {
+    if (ctx.opt.min_registers)  // every warp would run at the lowered cap, below the budgets
+      ctx.diags.error("registers", "ptxas ignored setmaxnreg (a component given as PTX?), so with --min-registers every warp would "
+                                   "run with the entry's " + std::to_string(ctx.entry_registers) +
+                                   " registers, below the budgets; link without --min-registers or give the components as LTO-IR");
+    else
+      ctx.diags.warning("registers", "ptxas ignored setmaxnreg; the register budgets are not in effect");
+  }
   (void)regs;
 }
 

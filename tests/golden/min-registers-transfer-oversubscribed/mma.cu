@@ -1,0 +1,10 @@
+#include "pipelink/device.cuh"
+PL_WARPS(mma_main, 4);
+PL_REGISTERS(mma_main, 232);
+PL_ARRIVE(mma_main, ab, warp);
+PL_COMPONENT(mma_main) {
+  pl::PipeReader r(ctx, 0);
+  r.wait();
+  __syncwarp();
+  if ((threadIdx.x & 31u) == 0) r.release();
+}
