@@ -29,9 +29,13 @@ def main() -> int:
     ap.add_argument("--json", required=True)
     ap.add_argument("--variants", required=True, help="JSON object: name -> LinkedStep keyword overrides of bench.FAST_MLP; "
                     "the key \"_skip\": [parts] leaves kernel classes out (timed, not checked), \"_kernels\": DIR "
-                    "takes that variant's GEMM and plain kernels from another build's directory")
+                    "takes that variant's GEMM and plain kernels from another build's directory, \"_table\": T its "
+                    "attention from T_pdl.json in --kernels")
     ap.add_argument("--points", default="1:16,1:4096,16:4096")
     ap.add_argument("--reps", type=int, default=11)
+    ap.add_argument("--table", default="select", help="the attention's selection table: select (select_pdl.json) or select_o "
+                    "(select_o_pdl.json: its bo, the O projection in the attention, for variants with o_in_attention; the "
+                    "others get b in its place)")
     ap.add_argument("--torch", action="store_true", help="also time the torch graph with F.rms_norm (bench.py's faster torch baseline)")
     ap.add_argument("--l-new", type=int, default=1,
                     help="the attention loader's L_new (1: the new token; 0 is a negative control: the loader then "
@@ -43,9 +47,9 @@ def main() -> int:
     if start is None:
         return 77
     torch, log, model = start
-    sel = D.selection(a.kernels, pdl=True)
+    sel = D.selection(a.kernels, pdl=True, table=a.table)
     res = dict(device=torch.cuda.get_device_name(0), torch=torch.__version__, base=dict(BL.FAST_MLP, pdl=True),
-               variants=variants, date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), points=[])
+               variants=variants, table=a.table, date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), points=[])
     log(f"{res['device']}, {res['date']}")
     for spec in a.points.split(","):
         B, ctx = (int(x) for x in spec.split(":"))
@@ -53,13 +57,17 @@ def main() -> int:
         pos, tok = ctx - 1, torch.randint(0, D.VOCAB, (B,), device="cuda")
         attn = D.PipeLinkAttention(sel, cache, mode="selected", l_new=a.l_new)
         steps, graphs, outs = {}, {}, {}
-        skips = {}
+        skips, attns = {}, {}
         for n, kw in variants.items():
             kw = dict(kw)
+            # "_table": this variant's attention from another selection table in the kernel directory
+            table = kw.pop("_table", None)
+            attns[n] = attn if table is None else D.PipeLinkAttention(D.selection(a.kernels, pdl=True, table=table), cache,
+                                                                       mode="selected", l_new=a.l_new)
             skips[n] = tuple(kw.pop("_skip", ()))  # kernel classes left out (LinkedStep.PARTS): timing only
             kdir = kw.pop("_kernels", a.kernels)  # another build's kernels (the attention stays a.kernels')
             steps[n] = D.LinkedStep(model, kdir, B, cache, pdl=True, **dict(BL.FAST_MLP, **kw))
-            graphs[n], outs[n] = BL.capture(torch, lambda st=steps[n], sk=skips[n]: st.step(tok, pos, attn, skip=sk))
+            graphs[n], outs[n] = BL.capture(torch, lambda st=steps[n], sk=skips[n], at=attns[n]: st.step(tok, pos, at, skip=sk))
         if a.torch:  # the baseline, timed with the others (not checked here: bench.py checks it)
             model.fused_norm = True
             try:
@@ -74,7 +82,7 @@ def main() -> int:
             if skips[n]:  # a partial step: its logits are wrong by construction
                 checks[n] = dict(ok=True, rel_l2=float("nan"), skipped_parts=list(skips[n]))
                 continue
-            attn.out.fill_(float("nan"))
+            attns[n].out.fill_(float("nan"))
             steps[n].poison(pos)
             graphs[n].replay()
             torch.cuda.synchronize()
@@ -101,7 +109,7 @@ def main() -> int:
         addrs = {n: {b: getattr(st, b).data_ptr() for b in ("x", "h", "q", "H", "logits", "qkv32", "d32", "rope_count")
                      if getattr(st, b, None) is not None} for n, st in steps.items()}
         res["points"].append(dict(B=B, ctx=ctx, attention=attn.last, times=t, checks=checks, addresses=addrs))
-        del steps, graphs, outs, attn, cache
+        del steps, graphs, outs, attn, attns, cache
         torch.cuda.empty_cache()
         with open(a.json, "w") as f:
             json.dump(res, f, indent=1)

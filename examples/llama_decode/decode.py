@@ -204,6 +204,10 @@ class PipeLinkAttention:
         self.s_max = 64
         self.ws = torch.empty(self.B * KVH * self.s_max * 4 * (HD + 2), device="cuda", dtype=torch.float32)
         self.last = None  # (variant, S) of the last launch
+        # variants whose writer applies the O projection (attn_o_writer: the kernel takes wo_map):
+        # ready / done flags per (sequence, KV head), zero between launches
+        self.ready = torch.zeros(self.B * KVH, device="cuda", dtype=torch.int32)
+        self.done = torch.zeros(self.B * KVH, device="cuda", dtype=torch.int32)
         # l_new: the keys at the context's end that the kernels before the attention write (1: the
         # new token's append), passed as the loader's L_new; with --pdl the loader reads the other
         # key tiles before its dependency wait. None passes L_new = L: every tile after the wait
@@ -216,18 +220,32 @@ class PipeLinkAttention:
             return self.sel.choose(**shape)
         return self.mode, self.sel.params(self.mode, **shape)
 
-    def __call__(self, l: int, q, L: int):
+    def __call__(self, l: int, q, L: int, o_into=None):
+        """Launches layer l's attention; returns its output [B, 2048] (bf16). o_into = (W_o tensor
+        map, f32 accumulator y [B, 2048]): where the chosen variant's writer applies the O
+        projection (select_o_pdl.json's "bo"), it adds o W_o^T into y and this returns None; a
+        call without o_into gets "b" in its place (the same core and S)."""
         name, params = self.choice(L)
+        k = self.sel.kernel(name)
+        fuses_o = "wo_map" in k.params
+        if fuses_o and o_into is None:
+            name = "b"
+            params = self.sel.params(name, B=self.B, L=L, kv_heads=KVH, sms=self.sms)
+            k = self.sel.kernel(name)
+            fuses_o = False
         S = params["S"]
         if not 1 <= S <= self.s_max:
             raise ValueError(f"S = {S} outside 1..{self.s_max}")
-        k = self.sel.kernel(name)
         args = dict(k_map=self.maps[l][0], v_map=self.maps[l][1], q=q, attn_out=self.out, L=L, kv_stride=self.max_ctx,
                     L_new=L if self.l_new is None else self.l_new,
                     S=S, BH=self.B * KVH, ws=self.ws, cnt=self.cnt)
+        if fuses_o:
+            if self.B * KVH * S > self.sms:  # its blocks wait for each other: the grid must be resident at once
+                raise ValueError(f"attention {name}: {self.B * KVH * S} blocks > {self.sms} SMs")
+            args.update(wo_map=o_into[0], y=o_into[1], hidden=HIDDEN, kv_heads=KVH, ready=self.ready, done=self.done)
         k.launch(self.B * KVH * S, **{n: v for n, v in args.items() if n in k.params})
         self.last = (name, S)
-        return self.out
+        return None if fuses_o else self.out
 
 
 # ---- the rest of the step as linked and plain kernels --------------------------------------------
@@ -433,7 +451,7 @@ class LinkedStep:
                  proj: str = "cublas", blocks_per_sm: int = 1, trigger_first: bool = False, rope: str = "kernel",
                  qkv_k_chunk: int = 512, early_trigger: bool = False, mlp: str = "split", o_blocks_per_sm: int = 1,
                  norm_rows: int = 1, down_k_chunk: int = 1024, min_registers: bool = False, qkv_stages: int = 12,
-                 o_link: str = "") -> None:
+                 o_link: str = "", o_in_attention: bool = False) -> None:
         import pipelink  # noqa: PLC0415
         torch = _torch()
         if gemms not in ("linked", "linked64", "cublas"):
@@ -442,6 +460,15 @@ class LinkedStep:
             raise ValueError(f"proj = {proj!r}")
         self.m, self.B, self.gemms, self.pdl, self.proj = model, B, gemms, pdl, proj
         self.K, self.V = cache
+        # o_in_attention=True (pdl, proj="linked"): the step hands the attention W_o and the f32
+        # accumulator; where its selection table picks a variant with the O projection in its
+        # writer (select_o_pdl.json's bo: attn_o_writer), the attention adds o W_o^T into the
+        # accumulator itself and the step launches no O GEMM for that layer.
+        if o_in_attention and (not pdl or proj != "linked"):
+            raise ValueError("o_in_attention: the attention adds into the split-K f32 accumulator; give pdl=True, proj='linked'")
+        self.o_in_attention = o_in_attention
+        self.wo_maps = [pipelink.tensor_map(w, box=(128, 256), swizzle="none", l2_promotion="256B") for w in model.wo] \
+            if o_in_attention else None
         self.max_ctx = self.K.shape[3]
         if rope not in ("kernel", "fused"):
             raise ValueError(f"rope = {rope!r}")
@@ -642,8 +669,13 @@ class LinkedStep:
                     torch.mm(self.h, m.wqkv[l].t(), out=self.qkv)
                 if run("rope"):
                     k["rope"].launch(B, 256, self.qkv, m.cos, m.sin, pos, self.q, self.K[l], self.V[l], self.max_ctx, pdl=pdl)
-            o = attn(l, self.q, pos + 1) if run("attn") else self.q.view(B, QH * HD)
-            if run("o"):
+            if not run("attn"):
+                o = self.q.view(B, QH * HD)
+            elif self.o_in_attention:
+                o = attn(l, self.q, pos + 1, o_into=(self.wo_maps[l], self.d32))  # None: O is done
+            else:
+                o = attn(l, self.q, pos + 1)
+            if run("o") and o is not None:
                 if lp:
                     self._sk(self.sk_o[l], x=o)
                 else:
@@ -728,6 +760,57 @@ def check_attention(sel, shapes, log, q_std=2.0, forced_s=()):
             ok &= good
             log(f"  attn B={B:3d} L={L:5d} {mode:8s} -> {att.last[0]} S={att.last[1]:2d}: max abs err {row['max_abs_err']:.3e}, "
                 f"worst err/tol {worst:.3f}, bad {bad}, counters left {cnt_left}: {'OK' if good else 'FAIL'}")
+            del att
+        del K, V
+    return ok, rows
+
+
+def check_attention_o(sel, log, shapes=((1, 4096, 4096), (1, 2048, 2048), (1, 600, 1024)), forced_s=(1, 3, 7, 16)):
+    """The attention with the O projection in its writer (select_o_pdl.json's "bo") against an fp32
+    reference: y = y0 + attention(q, K, V) W_o^T, y0 random (the kernel adds into y), W_o ~ N(0,
+    0.02^2), the publish buffer poisoned with NaN first; at the table's S and at forced S values
+    (S = 1: 16 pieces of W_o rows through the two-buffer loop; 3, 7: row ranges that are not whole
+    pieces). Tolerance |y - ref| <= 2^-7 |o| |W_o row| + 2^-12 per element, i.e. the bf16 rounding
+    of o (2^-9 relative) summed over 256 products with a 4x margin, and the flags checked back at 0."""
+    torch = _torch()
+    import pipelink  # noqa: PLC0415
+    ok = True
+    rows = []
+    for (B, L, max_ctx) in shapes:
+        g = torch.Generator(device="cuda")
+        g.manual_seed(B * 100019 + L)
+        K = (torch.randn(1, B, KVH, max_ctx, HD, generator=g, device="cuda")).to(torch.bfloat16)
+        V = (torch.randn(1, B, KVH, max_ctx, HD, generator=g, device="cuda")).to(torch.bfloat16)
+        q = (torch.randn(B, QH, HD, generator=g, device="cuda") * 2.0).to(torch.bfloat16)
+        wo = (torch.randn(HIDDEN, QH * HD, generator=g, device="cuda") * 0.02).to(torch.bfloat16)
+        y0 = torch.randn(B, HIDDEN, generator=g, device="cuda")
+        o_ref = attention_reference(q, K[0], V[0], L)
+        ref = y0 + o_ref @ wo.float().t()
+        scale = o_ref.abs() @ wo.float().abs().t()
+        wo_map = pipelink.tensor_map(wo, box=(128, 256), swizzle="none", l2_promotion="256B")
+        for force in (None,) + tuple(forced_s):
+            att = PipeLinkAttention(sel, (K, V), mode="selected")
+            if force is not None:
+                att.choice = (lambda L_, s=force: ("bo", {"S": s}))
+            if att.choice(L)[0] != "bo":
+                log(f"  attn+O B={B} L={L}: the table picks {att.choice(L)[0]}, not bo: skipped")
+                continue
+            att.out.fill_(float("nan"))
+            y = y0.clone()
+            r = att(0, q, L, o_into=(wo_map, y))
+            torch.cuda.synchronize()
+            err = (y - ref).abs()
+            tol = scale * 2 ** -7 + 2 ** -12
+            bad = int((err > tol).sum().item()) + int(torch.isnan(y).sum().item()) + (r is not None)
+            left = int(att.cnt.abs().sum().item() + att.ready.abs().sum().item() + att.done.abs().sum().item())
+            worst = float((err / tol).max().item())
+            row = dict(B=B, L=L, forced_S=force, variant=att.last[0], S=att.last[1], max_abs_err=float(err.max().item()),
+                       worst_err_over_tol=worst, bad=bad, flags_left=left)
+            rows.append(row)
+            good = bad == 0 and left == 0
+            ok &= good
+            log(f"  attn+O B={B:3d} L={L:5d} -> {att.last[0]} S={att.last[1]:2d}: max abs err {row['max_abs_err']:.3e}, "
+                f"worst err/tol {worst:.3f}, bad {bad}, flags left {left}: {'OK' if good else 'FAIL'}")
             del att
         del K, V
     return ok, rows
@@ -985,6 +1068,8 @@ def main() -> int:
     ap.add_argument("--pdl", action="store_true",
                     help="also the linked-rest parts and steps with programmatic dependent launch (rest_pdl.cubin, the --pdl "
                          "links, select_pdl.json), and their logits compared bit for bit with the same steps without it")
+    ap.add_argument("--attn-o-only", action="store_true",
+                    help="only the check of the attention with the O projection in its writer (select_o_pdl.json's bo)")
     a = ap.parse_args()
     import pipelink  # noqa: PLC0415
     try:
@@ -1007,10 +1092,20 @@ def main() -> int:
     ok_attn = True
     shapes = [] if a.steps_only else [(1, 1, 64), (1, 16, 16), (1, 63, 64), (1, 64, 64), (1, 65, 128), (1, 1000, 1024), (1, 4096, 4096),
               (1, 8192, 8192), (3, 777, 800), (16, 16, 16), (16, 4096, 4096), (64, 16, 16), (64, 4096, 4096)]
-    if shapes:
+    if shapes and not a.attn_o_only:
         ok_attn, rows = check_attention(sel, shapes, log, forced_s=(1, 3, 16, 17, 33, 64))
         res["attention_check"] = dict(ok=ok_attn, rows=rows)
         log(f"attention checks: {'PASS' if ok_attn else 'FAIL'} ({time.time() - t0:.1f} s)")
+    if (a.pdl or a.attn_o_only) and not a.steps_only:
+        ok_o, rows = check_attention_o(selection(a.kernels, pdl=True, table="select_o"), log)
+        res["attention_o_check"] = dict(ok=ok_o, rows=rows)
+        ok_attn &= ok_o
+        log(f"attention + O checks: {'PASS' if ok_o else 'FAIL'}")
+        if a.attn_o_only:
+            if a.json:
+                with open(a.json, "w") as f:
+                    json.dump(res, f, indent=1)
+            return 0 if ok_o else 1
 
     model = Llama1B()
     ok_steps = True

@@ -15,8 +15,9 @@ cp "$build"/examples/llama_decode/attn_{a,b}.{cubin,map} "$build"/examples/llama
    "$build"/examples/llama_decode/rest.cubin "$dest/kernels/"
 cp "$build"/examples/qwen_mlp/{fused_small,gemm_small}.{cubin,map} "$dest/kernels/"
 # programmatic dependent launch (decode.LinkedStep(pdl=True)): the --pdl links, rest_pdl.cubin, select_pdl.json
-cp "$build"/examples/llama_decode/{attn_a_pdl,attn_b_pdl,fused_small_pdl,gemm_small_pdl}.{cubin,map} \
-   "$build"/examples/llama_decode/{rest_pdl.cubin,select_pdl.json} "$dest/kernels/"
+cp "$build"/examples/llama_decode/{attn_a_pdl,attn_b_pdl,attn_bo_pdl,fused_small_pdl,gemm_small_pdl}.{cubin,map} \
+   "$build"/examples/llama_decode/{rest_pdl.cubin,select_pdl.json,select_o_pdl.json} "$dest/kernels/"
+cp "$build"/examples/llama_decode/attn_bo_{late,nomv}_pdl.{cubin,map} "$dest/kernels/"   # timing experiments (attn_o_writer_*.toml)
 cp examples/llama_decode/decode.py bench/llama_decode/bench.py bench/llama_decode/rule_check.py bench/llama_decode/breakdown.py bench/llama_decode/ablate.py bench/llama_decode/attn_compare.py bench/llama_decode/attn_micro.py bench/llama_decode/step_variants.py bench/llama_decode/attn_bits.py bench/llama_decode/torch_variants.py "$dest/"
 cp examples/llama_decode/select_revised{,_pdl}.json "$dest/kernels/"   # the revised rule (rule_check.py, bench.py's revised_sk)
 # the linked split-K GEMM for the QKV, O and down projections (decode.LinkedStep(proj="linked"))
