@@ -451,7 +451,7 @@ class LinkedStep:
                  proj: str = "cublas", blocks_per_sm: int = 1, trigger_first: bool = False, rope: str = "kernel",
                  qkv_k_chunk: int = 512, early_trigger: bool = False, mlp: str = "split", o_blocks_per_sm: int = 1,
                  norm_rows: int = 1, down_k_chunk: int = 1024, min_registers: bool = False, qkv_stages: int = 12,
-                 o_link: str = "", o_in_attention: bool = False) -> None:
+                 o_link: str = "", o_in_attention: bool = False, l2_prefetch: str = "") -> None:
         import pipelink  # noqa: PLC0415
         torch = _torch()
         if gemms not in ("linked", "linked64", "cublas"):
@@ -512,6 +512,21 @@ class LinkedStep:
             if mlp != "split":
                 swap["mlp_" + mlp[6:]] = f"mlp_{mlp[6:]}_mr_pdl"
         self.min_registers = min_registers
+        # l2_prefetch: "+"-separated regions that loaders ask the L2 for once their last load is
+        # issued (components/l2_prefetch.cuh; links splitk_rope_pf_mr_pdl, mlp_g6d5_pf_mr_pdl):
+        #   qkv, o: the fused MLP of layer l prefetches layer l + 1's W_qkv, W_o;
+        #   kv:     the QKV + RoPE GEMM of layer l prefetches layer l's K and V caches (each up to 32 MB).
+        pf = set(filter(None, l2_prefetch.split("+")))
+        if pf - {"qkv", "o", "kv"}:
+            raise ValueError(f"l2_prefetch = {l2_prefetch!r}: '+'-separated qkv, o, kv")
+        if pf and (not min_registers or mlp != "fused_g6d5" or rope != "fused" or qkv_k_chunk != 512 or qkv_stages != 12):
+            raise ValueError("l2_prefetch: the build links the fused MLP 'fused_g6d5' and the QKV + RoPE GEMM (k_chunk 512, 12 "
+                             "stages) with --min-registers and the prefetching loaders")
+        self.l2_prefetch = pf
+        if pf & {"qkv", "o"}:
+            swap["mlp_g6d5"] = "mlp_g6d5_pf_mr_pdl"
+        if "kv" in pf:
+            swap["skrope"] = "splitk_rope_pf_mr_pdl"
         if qkv_stages != 12:  # splitk_rope_s{6,8}_mr_pdl: room for an attention block beside a QKV block
             if qkv_stages not in (6, 8) or not min_registers or qkv_k_chunk != 512 or rope != "fused":
                 raise ValueError(f"qkv_stages = {qkv_stages}: the build links 6 and 8 for the QKV + RoPE GEMM with min_registers")
@@ -576,12 +591,23 @@ class LinkedStep:
                                    wd_map=pipelink.tensor_map(wd, box=(mk.fact("dn_n"), mk.fact("tile_k")), swizzle="128B",
                                                               l2_promotion="256B"))
                               for wgu, wd in zip(model.wgu, model.wd)]
+                if pf & {"qkv", "o"}:  # layer l's MLP prefetches layer l + 1's W_qkv (pf0) and W_o (pf1)
+                    for l, d in enumerate(self.mlp_w):
+                        nxt = l + 1 < LAYERS
+                        wq, wo = (model.wqkv[l + 1], model.wo[l + 1]) if nxt else (None, None)
+                        d.update(pf0=wq if nxt and "qkv" in pf else 0, pf0_bytes=wq.numel() * 2 if nxt and "qkv" in pf else 0,
+                                 pf1=wo if nxt and "o" in pf else 0, pf1_bytes=wo.numel() * 2 if nxt and "o" in pf else 0)
             self.rope_count = torch.zeros((QH + 2 * KVH) * HD // 64, device="cuda", dtype=torch.int32)
             self.sk_qkv_rope = []
             for l, w in enumerate(model.wqkv):
                 kern, grid, params = self._splitk({256: "skrope256", 512: "skrope", 1024: "skrope1024"}[qkv_k_chunk], self.h, w, self.qkv32)
                 params.update(count=self.rope_count, q_heads=QH, kv_heads=KVH, cos_t=model.cos, sin_t=model.sin,
                               q_out=self.q, k_cache=self.K[l], v_cache=self.V[l], max_ctx=self.max_ctx)
+                if "kv" in pf:  # layer l's K and V caches, whole (max_ctx rows per head), where each is <= 32 MB
+                    kvb = self.K[l].numel() * 2
+                    small = kvb <= 32 << 20
+                    params.update(pf0=self.K[l] if small else 0, pf0_bytes=kvb if small else 0,
+                                  pf1=self.V[l] if small else 0, pf1_bytes=kvb if small else 0)
                 self.sk_qkv_rope.append((kern, grid, params))
 
     def _xmap(self, x):

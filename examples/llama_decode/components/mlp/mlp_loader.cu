@@ -12,6 +12,9 @@
 //
 // Assumes: K % tile_k == 0, hidden % dn_n == 0, tile_n == tile_k; one thread issues everything.
 #include "mlp_loader.contract.h"
+#ifdef MLP_L2_PREFETCH
+#include "../l2_prefetch.cuh"
+#endif
 
 PL_FACT_DECL(unsigned, tile_n);
 PL_FACT_DECL(unsigned, tile_k);
@@ -90,4 +93,10 @@ PL_COMPONENT(mlp_loader_main) {
       dn.advance();
     }
   }
+#ifdef MLP_L2_PREFETCH
+  // mlp_loader_g6d5_pf.toml: params 6-9 (pf0, pf0_bytes, pf1, pf1_bytes): this block's share of
+  // two regions a later kernel reads, once this block's last load is issued (l2_prefetch.cuh).
+  llama_l2::prefetch_share(ctx.ptr<const char>(6), ctx.u32(7));
+  llama_l2::prefetch_share(ctx.ptr<const char>(8), ctx.u32(9));
+#endif
 }

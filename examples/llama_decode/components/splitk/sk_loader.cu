@@ -16,6 +16,9 @@
 // sk_loader.contract.h: generated from sk_loader.toml and sk_loader_k1024.toml (pipelink header;
 // they differ only in the facts they provide, which this code reads from the link).
 #include "sk_loader.contract.h"
+#ifdef SK_L2_PREFETCH
+#include "../l2_prefetch.cuh"
+#endif
 
 PL_FACT_DECL(unsigned, tile_n);
 PL_FACT_DECL(unsigned, tile_k);
@@ -71,4 +74,10 @@ PL_COMPONENT(sk_loader_main) {
       w.advance();
     }
   }
+#ifdef SK_L2_PREFETCH
+  // sk_loader_pf.toml: params 3-6 (pf0, pf0_bytes, pf1, pf1_bytes): this block's share of two
+  // regions a later kernel reads, once this block's last load is issued (l2_prefetch.cuh).
+  llama_l2::prefetch_share(ctx.ptr<const char>(3), ctx.u32(4));
+  llama_l2::prefetch_share(ctx.ptr<const char>(5), ctx.u32(6));
+#endif
 }
