@@ -217,14 +217,28 @@ LinkResult link_passes(const LinkOptions& options, Diagnostics& diags) {
   // did not allocate, no binding is undefined, and ctx.result.cubin is the linked kernel.
   {
     // What ptxas actually did (the register-cap line above is the launch bound PipeLink set).
+    // With PTX components the log holds a ptxas report per separately assembled unit and, last,
+    // the device linker's count for the whole kernel ("Function properties for 'K':" then "used N
+    // registers"), which includes what the component functions it calls need: that one is read
+    // where present, else the report of the entry itself (an LTO link assembles one unit).
     std::smatch m;
+    static const std::regex linked(R"(Function properties for '([A-Za-z_][A-Za-z0-9_]*)':\s*\n[^\n]*?used (\d+) registers(?:, used (\d+) barriers)?)");
     static const std::regex used(R"(Used (\d+) registers(?:, used (\d+) barriers)?)");
     static const std::regex spill(R"((\d+) bytes spill stores, (\d+) bytes spill loads)");
     const std::string& log = ctx.result.toolchain_log;
-    if (std::regex_search(log, m, used)) {
-      ctx.result.map += "\n== ptxas  (the linked kernel as assembled)\n  registers " + m[1].str() + " per thread (cap " +
+    std::string regs_n, bars_n;
+    for (std::sregex_iterator it(log.begin(), log.end(), linked), end; it != end; ++it)
+      if ((*it)[1].str() == ctx.opt.kernel_name) regs_n = (*it)[2].str(), bars_n = (*it)[3].matched ? (*it)[3].str() : "";
+    if (regs_n.empty()) {
+      // the entry's own ptxas block: "Compiling entry function 'K'" ... "Used N registers"
+      const size_t at = log.find("Compiling entry function '" + ctx.opt.kernel_name + "'");
+      const std::string tail = at == std::string::npos ? log : log.substr(at);
+      if (std::regex_search(tail, m, used)) regs_n = m[1].str(), bars_n = m[2].matched ? m[2].str() : "";
+    }
+    if (!regs_n.empty()) {
+      ctx.result.map += "\n== ptxas  (the linked kernel as assembled)\n  registers " + regs_n + " per thread (cap " +
                         std::to_string(ctx.entry_registers) + ")";
-      if (m[2].matched) ctx.result.map += ", barriers " + m[2].str() + " (ptxas count, id 0 included)";
+      if (!bars_n.empty()) ctx.result.map += ", barriers " + bars_n + " (ptxas count, id 0 included)";
       std::smatch sp;
       if (std::regex_search(log, sp, spill)) ctx.result.map += ", spill stores " + sp[1].str() + " B, loads " + sp[2].str() + " B";
       ctx.result.map += "\n";

@@ -257,7 +257,9 @@ std::string render_map_svg(const LinkContext& ctx) {
   std::string line = ctx.target.arch + "  |  " + std::to_string(threads) + " threads (" + plural(ctx.total_warps, "warp") +
                      ", " + plural(static_cast<int64_t>(ctx.warpgroups.size()), "warpgroup") + ")  |  shared memory " +
                      std::to_string(ctx.smem_bytes) + " of " + std::to_string(ctx.target.max_smem) +
-                     " bytes  |  register cap " + std::to_string(ctx.entry_registers) + "  |  " +
+                     " bytes  |  register cap " + std::to_string(ctx.entry_registers) +
+                     (ctx.opt.min_registers ? " (--min-registers)" : "") +
+                     "  |  " +
                      plural(static_cast<int64_t>(ctx.instances.size()), "instance") + ", " +
                      plural(static_cast<int64_t>(ctx.pipes.size()), "pipe") +
                      (ctx.opt.pdl ? "  |  programmatic dependent launch" : "");
@@ -382,6 +384,14 @@ std::string render_map_svg(const LinkContext& ctx) {
   // ---- warps and registers ----
   y += 34;
   g.text(kMargin, y, "Warps and registers: one row per warpgroup (setmaxnreg budget at left)", kHead, "start", true);
+  if (ctx.opt.min_registers) {
+    y += kLine;
+    g.text(kMargin, y,
+           "--min-registers: the kernel launches with " + std::to_string(ctx.entry_registers) +
+               " registers a thread, the warpgroups' budgets' mean (" + std::to_string(int64_t(threads) * ctx.entry_registers) +
+               " of the SM's " + std::to_string(ctx.target.regs_per_sm_total) + "), so other kernels' blocks fit beside a block",
+           kSmall, "start", false, "#333333", width - 2 * kMargin);
+  }
   y += 8;
   const double cell = kChartW / 4;
   for (const WarpGroup& wg : ctx.warpgroups) {
