@@ -50,6 +50,7 @@ import pipelink  # noqa: E402
 
 H, I, E, K = 2048, 768, 128, 8
 TILE_M = 128
+COUNT_STRIDE = 32  # words between the routing's expert counters in the padded routing (moe_topk_s)
 dev = torch.device("cuda")
 
 
@@ -130,6 +131,10 @@ class PipeLinkMoE:
         # The layer's down: down_store.cubin (GEMM + TMA store of the rows to Hd) + moe_topk_sum.
         self.ds = pipelink.Kernel(os.path.join(kdir, "down_store.cubin"), os.path.join(kdir, "down_store.map"))
         self.f_sum = pipelink.Function(r, "moe_topk_sum", ["u32", "u32", "ptr", "ptr", "ptr", "ptr", "ptr"])
+        # moe_topk_s / moe_offsets_s: each expert's counter in its own 128-byte line (COUNT_STRIDE
+        # words apart), so the routed rows' atomics spread over the L2 instead of queueing on four lines
+        self.f_topk_s = pipelink.Function(r, "moe_topk_s", ["ptr", "u32", "u32", "ptr", "u32", "ptr", "ptr", "ptr"])
+        self.f_offsets_s = pipelink.Function(r, "moe_offsets_s", ["ptr", "u32", "u32", "u32", "u32", "ptr", "ptr", "ptr"])
 
         self.tn, self.out_rows, self.align = self.gu.fact("tile_n"), self.gu.fact("out_rows"), self.gu.fact("expert_align")
         self.sms, self.Wr32 = sms, Wr32
@@ -138,6 +143,7 @@ class PipeLinkMoE:
         self.max_rows = T_max * K + E * (self.align - 1)
         i32, f32 = dict(dtype=torch.int32, device=dev), dict(dtype=torch.float32, device=dev)
         self.counts, self.offsets, self.total_d = torch.zeros(E, **i32), torch.zeros(E, **i32), torch.zeros(1, **i32)
+        self.counts_s = torch.zeros(E * COUNT_STRIDE, **i32)
         self.topk_e, self.topk_w, self.topk_pos = (torch.empty(T_max * K, **i32), torch.empty(T_max * K, **f32),
                                                    torch.empty(T_max * K, **i32))
         self.row_token = torch.empty(self.max_rows, **i32)
@@ -176,14 +182,22 @@ class PipeLinkMoE:
         self.route_dev(X)
         return int(self.total_d.item())  # the host read
 
-    def route_dev(self, X, align=None, tile_m=TILE_M):
-        """The routing kernels, nothing read back: the row total stays in total_d."""
+    def route_dev(self, X, align=None, tile_m=TILE_M, padded=False):
+        """The routing kernels, nothing read back: the row total stays in total_d. padded: the
+        counters COUNT_STRIDE words apart (moe_topk_s, moe_offsets_s)."""
         T = X.shape[0]
         align = align or self.align
         logits = router_logits(X, self.Wr32)
-        self.counts.zero_()
-        self.f_topk.launch((T * 32 + 255) // 256, 256, logits, T, E, self.counts, self.topk_e, self.topk_w, self.topk_pos)
-        self.f_offsets.launch(1, 128, self.counts, E, align, tile_m, self.offsets, self.tile_expert, self.total_d)
+        if padded:
+            self.counts_s.zero_()
+            self.f_topk_s.launch((T * 32 + 255) // 256, 256, logits, T, E, self.counts_s, COUNT_STRIDE, self.topk_e, self.topk_w,
+                                 self.topk_pos)
+            self.f_offsets_s.launch(1, 128, self.counts_s, COUNT_STRIDE, E, align, tile_m, self.offsets, self.tile_expert,
+                                    self.total_d)
+        else:
+            self.counts.zero_()
+            self.f_topk.launch((T * 32 + 255) // 256, 256, logits, T, E, self.counts, self.topk_e, self.topk_w, self.topk_pos)
+            self.f_offsets.launch(1, 128, self.counts, E, align, tile_m, self.offsets, self.tile_expert, self.total_d)
         self.row_token.fill_(-1)
         self.row_weight.zero_()
         self.f_scatter.launch((T * K + 255) // 256, 256, T, self.topk_e, self.topk_w, self.topk_pos, self.offsets, self.row_token,
@@ -255,6 +269,24 @@ class PipeLinkMoE:
         self.gu_pdl.launch(self.g_gu_dev)
         self.ds_pdl.launch(self.g_dn_dev)
         self.p_sum.launch(self.T, H // 8, self.T, H, self.topk_e, self.topk_pos, self.offsets, self.Hd, self.Y, pdl=True)
+
+    def layer_dev_s(self, X, Y):
+        """layer_dev with the routing's counters 128 bytes apart (moe_topk_s, moe_offsets_s)."""
+        self.route_dev(X, padded=True)
+        self.gu_dev.launch(self.g_gu_dev)
+        self.ds_dev.launch(self.g_dn_dev)
+        self.topk_sum()
+
+    def topk_only(self, logits, padded):
+        """moe_topk (or moe_topk_s) alone on given logits, its counters zeroed first (timing)."""
+        T = logits.shape[0]
+        if padded:
+            self.counts_s.zero_()
+            self.f_topk_s.launch((T * 32 + 255) // 256, 256, logits, T, E, self.counts_s, COUNT_STRIDE, self.topk_e, self.topk_w,
+                                 self.topk_pos)
+        else:
+            self.counts.zero_()
+            self.f_topk.launch((T * 32 + 255) // 256, 256, logits, T, E, self.counts, self.topk_e, self.topk_w, self.topk_pos)
 
     def layer_dev(self, X, Y):
         """Routing to Y with no host read: capturable in one CUDA graph."""
@@ -423,8 +455,10 @@ def main() -> int:
             if pl.dev64 else (None, None, None)
         c_pdl, g_pdl, y_pdl = check_dev_layer(pl, pl.setup_dev_pdl, pl.layer_dev_pdl, X, Y, ref, atol, rtol, "host_read_layer") \
             if pl.pdl else (None, None, None)
+        c_devs, g_devs, y_devs = check_dev_layer(pl, pl.setup_dev, pl.layer_dev_s, X, Y, ref, atol, rtol, "host_read_layer") \
+            if pl.dev else (None, None, None)
         total64 = c_dev64["rows"] if c_dev64 else 0
-        all_ok &= all(c["ok"] for c in (c_dev, c_dev64, c_pdl) if c is not None)
+        all_ok &= all(c["ok"] for c in (c_dev, c_dev64, c_pdl, c_devs) if c is not None)
         # the torch layer in a CUDA graph too, where it captures (its counts come from scatter_add: no sync)
         g_t, t_graph_err = None, ""
         try:
@@ -448,6 +482,7 @@ def main() -> int:
         # -- timing: the halves and the torch layer behind a spin, round robin --
         p = tm.prepare(X, w, idx)
         h_t = tm.gate_up(p)
+        logits_t = router_logits(X, Wr32)
         hold = {}
         cont = {
             "torch layer": lambda: hold.__setitem__("y", tm.layer(X, Wr32)),
@@ -458,6 +493,8 @@ def main() -> int:
             "pipelink down_store (GEMM + row store)": pl.down_store,
             "pipelink top-k sum": pl.topk_sum,
             "pipelink down_store + top-k sum": pl.down,
+            "pipelink moe_topk (counters contiguous)": lambda: pl.topk_only(logits_t, False),
+            "pipelink moe_topk_s (counters 128 B apart)": lambda: pl.topk_only(logits_t, True),
         }
         c0 = B.clocks()
         samples = spin_timer.run(cont)
@@ -471,6 +508,8 @@ def main() -> int:
             lcont["pipelink layer, 64-row tiles, CUDA graph (no host read)"] = g_dev64.replay
         if g_pdl is not None:
             lcont["pipelink layer, CUDA graph, PDL (no host read)"] = g_pdl.replay
+        if g_devs is not None:
+            lcont["pipelink layer, CUDA graph, padded counters (no host read)"] = g_devs.replay
         if g_t is not None:
             lcont["torch layer, CUDA graph"] = g_t.replay
         lsamples = layer_timer.run(lcont)
@@ -495,6 +534,11 @@ def main() -> int:
             if g_dev is not None:
                 claims["pipelink 64-row graph layer / 128-row graph layer"] = B.paired_ratio(
                     samples["pipelink layer, 64-row tiles, CUDA graph (no host read)"], samples["pipelink layer, CUDA graph (no host read)"])
+        if g_devs is not None:
+            claims["pipelink padded-counter graph layer / graph layer"] = B.paired_ratio(
+                samples["pipelink layer, CUDA graph, padded counters (no host read)"], samples["pipelink layer, CUDA graph (no host read)"])
+        claims["moe_topk_s / moe_topk"] = B.paired_ratio(samples["pipelink moe_topk_s (counters 128 B apart)"],
+                                                         samples["pipelink moe_topk (counters contiguous)"])
         if g_pdl is not None and g_dev is not None:
             claims["pipelink PDL graph layer / graph layer"] = B.paired_ratio(
                 samples["pipelink layer, CUDA graph, PDL (no host read)"], samples["pipelink layer, CUDA graph (no host read)"])
@@ -517,6 +561,11 @@ def main() -> int:
             print(f"  pipelink Y, no host read, PDL (eager, then graph) vs fp32 ref: {B.tol_line(c_pdl)}; graph ok {c_pdl['graph_ok']}; "
                   f"bit-equal to the host-read layer: eager {c_pdl['bit_equal_to_host_read_layer']}, graph "
                   f"{c_pdl['graph_bit_equal_to_host_read_layer']}; Hm / Hd rows unwritten {c_pdl['hm_rows_unwritten']} / {c_pdl['hd_rows_unwritten']}")
+        if c_devs is not None:
+            print(f"  pipelink Y, no host read, padded counters (eager, then graph) vs fp32 ref: {B.tol_line(c_devs)}; graph ok "
+                  f"{c_devs['graph_ok']}; bit-equal to the host-read layer: eager {c_devs['bit_equal_to_host_read_layer']}, graph "
+                  f"{c_devs['graph_bit_equal_to_host_read_layer']}; Hm / Hd rows unwritten {c_devs['hm_rows_unwritten']} / "
+                  f"{c_devs['hd_rows_unwritten']}")
         if t_graph_err:
             print(f"  torch layer not captured: {t_graph_err}")
         print(f"  clocks before: {B.clocks_line(c0)}\n  clocks after:  {B.clocks_line(c1)}")
@@ -534,10 +583,10 @@ def main() -> int:
         res["results"].append(dict(T=T, rows=total, clocks_before=c0, clocks_after=c1, flops_gate_up=flops_gu, flops_down=flops_dn,
                                    check_pipelink=c_pl, check_pipelink_scatter_add=c_at, check_torch=c_t, check_pipelink_vs_torch=c_x,
                                    check_pipelink_no_host_read=c_dev, check_pipelink_64_row_no_host_read=c_dev64, rows_64=total64,
-                                   check_pipelink_no_host_read_pdl=c_pdl,
+                                   check_pipelink_no_host_read_pdl=c_pdl, check_pipelink_no_host_read_padded=c_devs,
                                    torch_graph_error=t_graph_err,
                                    entries={n: dict(ms=st[n], runs_ms=samples[n]) for n in samples}, claims=claims))
-        del X, Y, ref, p, h_t, hold, g_dev, g_dev64, y_dev, y_dev64, g_pdl, y_pdl
+        del X, Y, ref, p, h_t, hold, g_dev, g_dev64, y_dev, y_dev64, g_pdl, y_pdl, g_devs, y_devs, logits_t
         torch.cuda.empty_cache()
     res["all_ok"] = all_ok
     if a.json:

@@ -4,8 +4,9 @@
 //
 //   moe_topk     one warp per token: top-8 of the router logits, softmax over the chosen 8
 //                (= the renormalized top-k of the full softmax), and a slot in its expert's list
+//                (moe_topk_s: the experts' counters `stride` words apart)
 //   moe_offsets  one block: each expert's row range, padded to `align` rows; the expert of every
-//                tile_m-row tile; the total row count
+//                tile_m-row tile; the total row count (moe_offsets_s: counters `stride` words apart)
 //   moe_scatter  writes each routed (token, k) into its expert's rows: row_token, row_weight;
 //                padding rows keep token -1 and weight 0 (the host clears them first)
 //
@@ -27,10 +28,12 @@ __device__ __forceinline__ void moe_pdl_prologue() {
 #endif
 }
 
-extern "C" __global__ void moe_topk(const float* __restrict__ logits, unsigned T, unsigned E, unsigned* __restrict__ counts,
-                                    int* __restrict__ topk_expert, float* __restrict__ topk_weight,
-                                    unsigned* __restrict__ topk_pos) {
-  moe_pdl_prologue();
+// counts[e * stride]: the kernels below with stride 1 (counts contiguous) and the _s ones with a
+// stride from the host (32: each expert's counter in its own 128-byte line, so the T * 8 atomics
+// are spread over 128 lines, i.e. over the L2's slices, instead of queueing on four lines).
+__device__ __forceinline__ void moe_topk_body(const float* __restrict__ logits, unsigned T, unsigned E, unsigned* __restrict__ counts,
+                                              unsigned stride, int* __restrict__ topk_expert, float* __restrict__ topk_weight,
+                                              unsigned* __restrict__ topk_pos) {
   constexpr unsigned K = 8;
   const unsigned warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31u;
   if (warp >= T) return;
@@ -67,15 +70,29 @@ extern "C" __global__ void moe_topk(const float* __restrict__ logits, unsigned T
       if (k == lane) { w = __expf(top_v[k] - top_v[0]) / sum; e = top_e[k]; }
     topk_expert[warp * K + lane] = e;
     topk_weight[warp * K + lane] = w;
-    topk_pos[warp * K + lane] = atomicAdd(&counts[e], 1u);
+    topk_pos[warp * K + lane] = atomicAdd(&counts[size_t(e) * stride], 1u);
   }
 }
 
-extern "C" __global__ void moe_offsets(const unsigned* __restrict__ counts, unsigned E, unsigned align, unsigned tile_m,
-                                       unsigned* __restrict__ offsets, int* __restrict__ tile_expert, unsigned* __restrict__ total) {
+extern "C" __global__ void moe_topk(const float* __restrict__ logits, unsigned T, unsigned E, unsigned* __restrict__ counts,
+                                    int* __restrict__ topk_expert, float* __restrict__ topk_weight,
+                                    unsigned* __restrict__ topk_pos) {
   moe_pdl_prologue();
+  moe_topk_body(logits, T, E, counts, 1u, topk_expert, topk_weight, topk_pos);
+}
+
+extern "C" __global__ void moe_topk_s(const float* __restrict__ logits, unsigned T, unsigned E, unsigned* __restrict__ counts,
+                                      unsigned stride, int* __restrict__ topk_expert, float* __restrict__ topk_weight,
+                                      unsigned* __restrict__ topk_pos) {
+  moe_pdl_prologue();
+  moe_topk_body(logits, T, E, counts, stride, topk_expert, topk_weight, topk_pos);
+}
+
+__device__ __forceinline__ void moe_offsets_body(const unsigned* __restrict__ counts, unsigned stride, unsigned E, unsigned align,
+                                                 unsigned tile_m, unsigned* __restrict__ offsets, int* __restrict__ tile_expert,
+                                                 unsigned* __restrict__ total) {
   __shared__ unsigned padded[1024];
-  for (unsigned e = threadIdx.x; e < E; e += blockDim.x) padded[e] = (counts[e] + align - 1) / align * align;
+  for (unsigned e = threadIdx.x; e < E; e += blockDim.x) padded[e] = (counts[size_t(e) * stride] + align - 1) / align * align;
   __syncthreads();
   if (threadIdx.x == 0) {
     unsigned acc = 0;
@@ -92,6 +109,19 @@ extern "C" __global__ void moe_offsets(const unsigned* __restrict__ counts, unsi
     offsets[e] = padded[e];
     for (unsigned t = padded[e] / tile_m; t < padded[e + 1] / tile_m; ++t) tile_expert[t] = int(e);
   }
+}
+
+extern "C" __global__ void moe_offsets(const unsigned* __restrict__ counts, unsigned E, unsigned align, unsigned tile_m,
+                                       unsigned* __restrict__ offsets, int* __restrict__ tile_expert, unsigned* __restrict__ total) {
+  moe_pdl_prologue();
+  moe_offsets_body(counts, 1u, E, align, tile_m, offsets, tile_expert, total);
+}
+
+extern "C" __global__ void moe_offsets_s(const unsigned* __restrict__ counts, unsigned stride, unsigned E, unsigned align,
+                                         unsigned tile_m, unsigned* __restrict__ offsets, int* __restrict__ tile_expert,
+                                         unsigned* __restrict__ total) {
+  moe_pdl_prologue();
+  moe_offsets_body(counts, stride, E, align, tile_m, offsets, tile_expert, total);
 }
 
 extern "C" __global__ void moe_scatter(unsigned T, const int* __restrict__ topk_expert, const float* __restrict__ topk_weight,
