@@ -84,5 +84,24 @@ expect("select_revised_pdl params", {n: v.get("params") for n, v in rpdl_t["vari
        {n: v.get("params") for n, v in rplain_t["variants"].items()})
 expect("select_revised_pdl cubins", {n: v["cubin"] for n, v in rpdl_t["variants"].items()},
        {n: v["cubin"].replace(".cubin", "_pdl.cubin") for n, v in rplain_t["variants"].items()})
+# select_o_pdl.json (session 8: b's core with the O projection in its writer, "bo"): a and b as in
+# select_pdl.json, bo with b's S, and bo only at B = 1 where the whole grid fits on the SMs at once
+# (its blocks wait for each other), i.e. 512 <= L <= 4096 on 132 SMs.
+with open(os.path.join(src, "examples/llama_decode/select_o_pdl.json")) as f:
+    o_t = json.load(f)
+expect("select_o_pdl a, b", {n: o_t["variants"][n] for n in ("a", "b")}, {n: pdl_t["variants"][n] for n in ("a", "b")})
+expect("select_o_pdl bo's S", o_t["variants"]["bo"]["params"], pdl_t["variants"]["b"]["params"])
+osel = pipelink.Selection(os.path.join(src, "examples/llama_decode/select_o_pdl.json"), load=False)
+for B in (1, 2, 16, 64):
+    for L in (16, 511, 512, 1000, 2048, 4096, 4097, 8192):
+        name, params = osel.choose(B=B, L=L, **shape)
+        plain = sel.choose(B=B, L=L, **shape)
+        if name == "bo":
+            expect(f"select_o bo at B={B} L={L}: one wave", B * 8 * params["S"] <= 132 and B == 1, True)
+            expect(f"select_o bo at B={B} L={L}: b's S", ("b", params), plain)
+        else:
+            expect(f"select_o B={B} L={L}", (name, params), plain)
+expect("select_o B=1 L=4096", osel.choose(B=1, L=4096, **shape), ("bo", {"S": 16}))
+expect("select_o B=1 L=8192", osel.choose(B=1, L=8192, **shape), ("b", {"S": 32}))
 print("PASS" if fails == 0 else f"{fails} FAILED")
 sys.exit(1 if fails else 0)
