@@ -170,12 +170,6 @@ class PipeLinkMoE:
             self.p_offsets = pipelink.Function(rp, "moe_offsets", ["ptr", "u32", "u32", "u32", "ptr", "ptr", "ptr"])
             self.p_scatter = pipelink.Function(rp, "moe_scatter", ["u32", "ptr", "ptr", "ptr", "ptr", "ptr", "ptr"])
             self.p_sum = pipelink.Function(rp, "moe_topk_sum", ["u32", "u32", "ptr", "ptr", "ptr", "ptr", "ptr"])
-        # The same two links with the main loop built with -DGU_SKIP_PAD=1 (gate_up_skip_dev /
-        # down_store_skip_dev): the warpgroup whose 64 rows of a tile are all padding issues no wgmma.
-        self.skip = self.dev and os.path.exists(os.path.join(kdir, "gate_up_skip_dev.cubin"))
-        if self.skip:
-            self.gu_skip = pipelink.Kernel(os.path.join(kdir, "gate_up_skip_dev.cubin"), os.path.join(kdir, "gate_up_skip_dev.map"))
-            self.ds_skip = pipelink.Kernel(os.path.join(kdir, "down_store_skip_dev.cubin"), os.path.join(kdir, "down_store_skip_dev.map"))
         # The same in 64-row tiles (gate_up64_dev / down_store64_dev: experts padded to 64 rows).
         self.dev64 = os.path.exists(os.path.join(kdir, "gate_up64_dev.cubin"))
         if self.dev64:
@@ -227,8 +221,7 @@ class PipeLinkMoE:
         self.ds_dev.set(a_map=pipelink.tensor_map(self.Hm, box=(TILE_M, 64), swizzle="128B", l2_promotion="256B"),
                         out_map=pipelink.tensor_map(self.Hd, box=(TILE_M, 256), swizzle="none", l2_promotion="256B"),
                         K=I, w_map=self.w_dn, n_step=256, b_stride=128, expert_rows=H, N=H // 2,
-                        tile_expert=self.tile_expert, M=self.total_d,
-                        **({"row_token": self.row_token} if "row_token" in self.ds_dev.params else {}))
+                        tile_expert=self.tile_expert, M=self.total_d)
         self.Y, self.T = Y, X.shape[0]
         tiles_m = self.max_rows // TILE_M
         self.g_gu_dev = min(self.sms, tiles_m * math.ceil(I / self.tn))
@@ -255,16 +248,6 @@ class PipeLinkMoE:
         self.route_dev(X, align=self.align64, tile_m=self.tm64)
         self.gu64.launch(self.g_gu64)
         self.ds64.launch(self.g_dn64)
-        self.topk_sum()
-
-    def setup_dev_skip(self, X, Y):
-        self.setup_dev(X, Y, self.gu_skip, self.ds_skip)
-
-    def layer_dev_skip(self, X, Y):
-        """layer_dev (padded routing counters) with the padding-skipping main loops."""
-        self.route_dev(X, padded=True)
-        self.gu_skip.launch(self.g_gu_dev)
-        self.ds_skip.launch(self.g_dn_dev)
         self.topk_sum()
 
     def setup_dev_pdl(self, X, Y):
@@ -474,10 +457,8 @@ def main() -> int:
             if pl.pdl else (None, None, None)
         c_devs, g_devs, y_devs = check_dev_layer(pl, pl.setup_dev, pl.layer_dev_s, X, Y, ref, atol, rtol, "host_read_layer") \
             if pl.dev else (None, None, None)
-        c_skip, g_skip, y_skip = check_dev_layer(pl, pl.setup_dev_skip, pl.layer_dev_skip, X, Y, ref, atol, rtol, "host_read_layer") \
-            if pl.skip else (None, None, None)
         total64 = c_dev64["rows"] if c_dev64 else 0
-        all_ok &= all(c["ok"] for c in (c_dev, c_dev64, c_pdl, c_devs, c_skip) if c is not None)
+        all_ok &= all(c["ok"] for c in (c_dev, c_dev64, c_pdl, c_devs) if c is not None)
         # the torch layer in a CUDA graph too, where it captures (its counts come from scatter_add: no sync)
         g_t, t_graph_err = None, ""
         try:
@@ -518,9 +499,6 @@ def main() -> int:
             "pipelink down_store_dev": lambda: pl.ds_dev.launch(pl.g_dn_dev),
             "pipelink moe_topk_s (counters 128 B apart)": lambda: pl.topk_only(logits_t, True),
         }
-        if pl.skip:
-            cont["pipelink gate_up_skip_dev"] = lambda: pl.gu_skip.launch(pl.g_gu_dev)
-            cont["pipelink down_store_skip_dev"] = lambda: pl.ds_skip.launch(pl.g_dn_dev)
         c0 = B.clocks()
         samples = spin_timer.run(cont)
         # -- the layers, round robin without relying on a spin (the PipeLink routing syncs) --
@@ -535,8 +513,6 @@ def main() -> int:
             lcont["pipelink layer, CUDA graph, PDL (no host read)"] = g_pdl.replay
         if g_devs is not None:
             lcont["pipelink layer, CUDA graph, padded counters (no host read)"] = g_devs.replay
-        if g_skip is not None:
-            lcont["pipelink layer, CUDA graph, padded counters, padding skipped (no host read)"] = g_skip.replay
         if g_t is not None:
             lcont["torch layer, CUDA graph"] = g_t.replay
         lsamples = layer_timer.run(lcont)
@@ -564,18 +540,6 @@ def main() -> int:
         if g_devs is not None:
             claims["pipelink padded-counter graph layer / graph layer"] = B.paired_ratio(
                 samples["pipelink layer, CUDA graph, padded counters (no host read)"], samples["pipelink layer, CUDA graph (no host read)"])
-        if g_skip is not None and g_devs is not None:
-            claims["pipelink padding-skipped graph layer / padded-counter graph layer"] = B.paired_ratio(
-                samples["pipelink layer, CUDA graph, padded counters, padding skipped (no host read)"],
-                samples["pipelink layer, CUDA graph, padded counters (no host read)"])
-        if g_skip is not None and g_dev is not None:
-            claims["pipelink padding-skipped graph layer / graph layer"] = B.paired_ratio(
-                samples["pipelink layer, CUDA graph, padded counters, padding skipped (no host read)"],
-                samples["pipelink layer, CUDA graph (no host read)"])
-        if pl.skip:
-            claims["gate_up_skip_dev / gate_up_dev"] = B.paired_ratio(samples["pipelink gate_up_skip_dev"], samples["pipelink gate_up_dev"])
-            claims["down_store_skip_dev / down_store_dev"] = B.paired_ratio(samples["pipelink down_store_skip_dev"],
-                                                                            samples["pipelink down_store_dev"])
         claims["moe_topk_s / moe_topk"] = B.paired_ratio(samples["pipelink moe_topk_s (counters 128 B apart)"],
                                                          samples["pipelink moe_topk (counters contiguous)"])
         if g_pdl is not None and g_dev is not None:
@@ -605,11 +569,6 @@ def main() -> int:
                   f"{c_devs['graph_ok']}; bit-equal to the host-read layer: eager {c_devs['bit_equal_to_host_read_layer']}, graph "
                   f"{c_devs['graph_bit_equal_to_host_read_layer']}; Hm / Hd rows unwritten {c_devs['hm_rows_unwritten']} / "
                   f"{c_devs['hd_rows_unwritten']}")
-        if c_skip is not None:
-            print(f"  pipelink Y, no host read, padding skipped (eager, then graph) vs fp32 ref: {B.tol_line(c_skip)}; graph ok "
-                  f"{c_skip['graph_ok']}; bit-equal to the host-read layer: eager {c_skip['bit_equal_to_host_read_layer']}, graph "
-                  f"{c_skip['graph_bit_equal_to_host_read_layer']}; Hm / Hd rows unwritten {c_skip['hm_rows_unwritten']} / "
-                  f"{c_skip['hd_rows_unwritten']}")
         if t_graph_err:
             print(f"  torch layer not captured: {t_graph_err}")
         print(f"  clocks before: {B.clocks_line(c0)}\n  clocks after:  {B.clocks_line(c1)}")
@@ -628,10 +587,9 @@ def main() -> int:
                                    check_pipelink=c_pl, check_pipelink_scatter_add=c_at, check_torch=c_t, check_pipelink_vs_torch=c_x,
                                    check_pipelink_no_host_read=c_dev, check_pipelink_64_row_no_host_read=c_dev64, rows_64=total64,
                                    check_pipelink_no_host_read_pdl=c_pdl, check_pipelink_no_host_read_padded=c_devs,
-                                   check_pipelink_no_host_read_skip=c_skip,
                                    torch_graph_error=t_graph_err,
                                    entries={n: dict(ms=st[n], runs_ms=samples[n]) for n in samples}, claims=claims))
-        del X, Y, ref, p, h_t, hold, g_dev, g_dev64, y_dev, y_dev64, g_pdl, y_pdl, g_devs, y_devs, g_skip, y_skip, logits_t
+        del X, Y, ref, p, h_t, hold, g_dev, g_dev64, y_dev, y_dev64, g_pdl, y_pdl, g_devs, y_devs, logits_t
         torch.cuda.empty_cache()
     res["all_ok"] = all_ok
     if a.json:

@@ -49,18 +49,6 @@
 #endif
 // -DGU_INFLIGHT=1: keep one stage's wgmma group in flight while the next stage's is issued; a
 // stage is released once wgmma.wait_group 1 says its group completed (../cluster/mma.toml).
-// -DGU_SKIP_PAD=1 (the MoE layer's mma_gu_skip.toml / mma_down_skip.toml, 128-row tiles split by
-// rows): param 1 is row_token (int per row of the expert-sorted rows, -1 on an expert's padding
-// rows, which lie at the end of its range, and so at the end of a tile). A warpgroup whose 64 rows
-// start on a padding row owns padding only: it issues no wgmma for that tile, still waits for and
-// releases every stage, and writes zeros for its rows of the "acc" stage (what the zero rows of A
-// would have given). Every valid row's arithmetic is unchanged.
-#ifndef GU_SKIP_PAD
-#define GU_SKIP_PAD 0
-#endif
-#if GU_SKIP_PAD && (GU_SPLIT_N || GU_INFLIGHT)
-#error "GU_SKIP_PAD is for the 128-row tiles split by rows, without GU_INFLIGHT"
-#endif
 #ifndef GU_INFLIGHT
 #define GU_INFLIGHT 0
 #endif
@@ -123,33 +111,7 @@ PL_COMPONENT(wgmma_gu_main) {
   C::Out_acc out(ctx);
   float gate[kAcc], up[kAcc];
   pl::Tile t;
-#if GU_SKIP_PAD
-  // row_token of this warpgroup's first row in tile i, loaded one tile ahead so that its latency
-  // is not on the tile's path (instance 0's first row is never padding: a tile exists only where
-  // its expert has rows, so instance 0 reads nothing)
-  const int* row_token = ctx.ptr<const int>(1);
-  auto first_token = [&](unsigned i) {
-    pl::Tile u;
-    return row0 != 0u && pl::tile_at(ctx, i, u) ? row_token[static_cast<unsigned long long>(u.m) * kTileM + row0] : 0;
-  };
-  int next_token = first_token(0);
-#endif
   for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
-#if GU_SKIP_PAD
-    // (the accumulators are not zeroed when !live: a register write outside the wgmma chain makes
-    // ptxas fence every wgmma of the loop, C7519; the epilogue writes zeros for those rows instead)
-    const bool live = next_token >= 0;
-    next_token = first_token(i + 1);
-    if (!live) {  // padding only: take every stage of the tile and give it back, no wgmma
-      for (unsigned kt = 0; kt < k_tiles; ++kt) {
-        ab.wait();
-        ab.release(ctx);
-        ab.advance();
-      }
-    } else
-#else
-    constexpr bool live = true;
-#endif
     for (unsigned kt = 0; kt < k_tiles; ++kt) {
       ab.wait();
       const unsigned a = pl::smem_addr(ab.a<unsigned char>(ctx)) + row0 * 128u;
@@ -201,8 +163,8 @@ PL_COMPONENT(wgmma_gu_main) {
       for (unsigned h = 0; h < 2; ++h) {
         unsigned* g = reinterpret_cast<unsigned*>(stage + (r + 8u * h) * row_bytes + col * 2u);
         unsigned* u = reinterpret_cast<unsigned*>(stage + (r + 8u * h) * row_bytes + (kTileN + col) * 2u);
-        *g = live ? pack_bf16(gate[4 * j + 2 * h], gate[4 * j + 2 * h + 1]) : 0u;  // padding rows: zeros
-        *u = live ? pack_bf16(up[4 * j + 2 * h], up[4 * j + 2 * h + 1]) : 0u;
+        *g = pack_bf16(gate[4 * j + 2 * h], gate[4 * j + 2 * h + 1]);
+        *u = pack_bf16(up[4 * j + 2 * h], up[4 * j + 2 * h + 1]);
       }
     }
     // arrive = "one" per warpgroup: each thread fences its stores (the consumer may read "acc"
