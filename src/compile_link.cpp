@@ -314,8 +314,14 @@ void check_ptxas_report(LinkContext& ctx, const std::string& info) {
                                              " bytes of static __shared__ memory that no contract accounts for");
     }
   }
-  if (std::regex_search(info, m, spill) && (m[1].str() != "0" || m[2].str() != "0"))
-    ctx.diags.warning("registers", "the linked kernel spills registers (" + m[1].str() + " bytes stored, " + m[2].str() + " loaded)");
+  {  // every unit's report (a link with PTX components assembles several): any spill is warned about
+    long long st = 0, ld = 0;
+    for (std::sregex_iterator it(info.begin(), info.end(), spill), end; it != end; ++it)
+      st += std::stoll((*it)[1].str()), ld += std::stoll((*it)[2].str());
+    if (st != 0 || ld != 0)
+      ctx.diags.warning("registers", "the linked kernel spills registers (" + std::to_string(st) + " bytes stored, " +
+                                         std::to_string(ld) + " loaded)");
+  }
   if (info.find("'setmaxnreg' ignored") != std::string::npos || info.find("C7508") != std::string::npos ||
       info.find("C7504") != std::string::npos) {
     if (ctx.opt.min_registers)  // every warp would run at the lowered cap, below the budgets

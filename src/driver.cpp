@@ -239,8 +239,15 @@ LinkResult link_passes(const LinkOptions& options, Diagnostics& diags) {
       ctx.result.map += "\n== ptxas  (the linked kernel as assembled)\n  registers " + regs_n + " per thread (cap " +
                         std::to_string(ctx.entry_registers) + ")";
       if (!bars_n.empty()) ctx.result.map += ", barriers " + bars_n + " (ptxas count, id 0 included)";
-      std::smatch sp;
-      if (std::regex_search(log, sp, spill)) ctx.result.map += ", spill stores " + sp[1].str() + " B, loads " + sp[2].str() + " B";
+      // Spills: every unit's report summed (a link with PTX components assembles several; an LTO
+      // link one), so a spilling component function is not hidden behind the entry's report.
+      long long st = 0, ld = 0;
+      int reports = 0;
+      for (std::sregex_iterator it(log.begin(), log.end(), spill), end; it != end; ++it, ++reports)
+        st += std::stoll((*it)[1].str()), ld += std::stoll((*it)[2].str());
+      if (reports > 0)
+        ctx.result.map += ", spill stores " + std::to_string(st) + " B, loads " + std::to_string(ld) + " B" +
+                          (reports > 1 ? " (summed over " + std::to_string(reports) + " ptxas reports)" : "");
       ctx.result.map += "\n";
     }
   }

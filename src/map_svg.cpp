@@ -388,8 +388,10 @@ std::string render_map_svg(const LinkContext& ctx) {
     y += kLine;
     g.text(kMargin, y,
            "--min-registers: the kernel launches with " + std::to_string(ctx.entry_registers) +
-               " registers a thread, the warpgroups' budgets' mean (" + std::to_string(int64_t(threads) * ctx.entry_registers) +
-               " of the SM's " + std::to_string(ctx.target.regs_per_sm_total) + "), so other kernels' blocks fit beside a block",
+               " registers a thread, the budgeted warpgroups' mean rounded up (" +
+               std::to_string(int64_t(threads) * ctx.entry_registers) + " of the SM's " +
+               std::to_string(ctx.target.regs_per_sm_total) + "), so other kernels' blocks can fit beside a block where shared "
+               "memory allows",
            kSmall, "start", false, "#333333", width - 2 * kMargin);
   }
   y += 8;

@@ -208,6 +208,7 @@ class PipeLinkAttention:
         # ready / done flags per (sequence, KV head), zero between launches
         self.ready = torch.zeros(self.B * KVH, device="cuda", dtype=torch.int32)
         self.done = torch.zeros(self.B * KVH, device="cuda", dtype=torch.int32)
+        self._wo_maps = {}  # (W_o address, o_rows) -> its tensor map
         # l_new: the keys at the context's end that the kernels before the attention write (1: the
         # new token's append), passed as the loader's L_new; with --pdl the loader reads the other
         # key tiles before its dependency wait. None passes L_new = L: every tile after the wait
@@ -221,8 +222,8 @@ class PipeLinkAttention:
         return self.mode, self.sel.params(self.mode, **shape)
 
     def __call__(self, l: int, q, L: int, o_into=None):
-        """Launches layer l's attention; returns its output [B, 2048] (bf16). o_into = (W_o tensor
-        map, f32 accumulator y [B, 2048]): where the chosen variant's writer applies the O
+        """Launches layer l's attention; returns its output [B, 2048] (bf16). o_into = (W_o [2048,
+        2048] bf16, f32 accumulator y [B, 2048]): where the chosen variant's writer applies the O
         projection (select_o_pdl.json's "bo"), it adds o W_o^T into y and this returns None; a
         call without o_into gets "b" in its place (the same core and S)."""
         name, params = self.choice(L)
@@ -240,9 +241,18 @@ class PipeLinkAttention:
                     L_new=L if self.l_new is None else self.l_new,
                     S=S, BH=self.B * KVH, ws=self.ws, cnt=self.cnt)
         if fuses_o:
-            if self.B * KVH * S > self.sms:  # its blocks wait for each other: the grid must be resident at once
-                raise ValueError(f"attention {name}: {self.B * KVH * S} blocks > {self.sms} SMs")
-            args.update(wo_map=o_into[0], y=o_into[1], hidden=HIDDEN, kv_heads=KVH, ready=self.ready, done=self.done)
+            # its blocks wait for each other: the grid must be resident at once, one block per SM
+            # (the device's SM count, not self.sms, which a caller may set for the rule)
+            import pipelink  # noqa: PLC0415
+            torch = _torch()
+            sms = torch.cuda.get_device_properties(q.device).multi_processor_count
+            if self.B * KVH * S > sms:
+                raise ValueError(f"attention {name}: {self.B * KVH * S} blocks > {sms} SMs")
+            wo, y = o_into
+            key = (wo.data_ptr(), k.fact("o_rows"))  # the TMA box must be the writer's o_rows x 256
+            if key not in self._wo_maps:
+                self._wo_maps[key] = pipelink.tensor_map(wo, box=(k.fact("o_rows"), 256), swizzle="none", l2_promotion="256B")
+            args.update(wo_map=self._wo_maps[key], y=y, hidden=HIDDEN, kv_heads=KVH, ready=self.ready, done=self.done)
         k.launch(self.B * KVH * S, **{n: v for n, v in args.items() if n in k.params})
         self.last = (name, S)
         return None if fuses_o else self.out
@@ -467,8 +477,7 @@ class LinkedStep:
         if o_in_attention and (not pdl or proj != "linked"):
             raise ValueError("o_in_attention: the attention adds into the split-K f32 accumulator; give pdl=True, proj='linked'")
         self.o_in_attention = o_in_attention
-        self.wo_maps = [pipelink.tensor_map(w, box=(128, 256), swizzle="none", l2_promotion="256B") for w in model.wo] \
-            if o_in_attention else None
+        # (the attention builds W_o's tensor maps, with its writer's box, from model.wo)
         self.max_ctx = self.K.shape[3]
         if rope not in ("kernel", "fused"):
             raise ValueError(f"rope = {rope!r}")
@@ -698,7 +707,7 @@ class LinkedStep:
             if not run("attn"):
                 o = self.q.view(B, QH * HD)
             elif self.o_in_attention:
-                o = attn(l, self.q, pos + 1, o_into=(self.wo_maps[l], self.d32))  # None: O is done
+                o = attn(l, self.q, pos + 1, o_into=(self.m.wo[l], self.d32))  # None: O is done
             else:
                 o = attn(l, self.q, pos + 1)
             if run("o") and o is not None:
@@ -799,7 +808,6 @@ def check_attention_o(sel, log, shapes=((1, 4096, 4096), (1, 2048, 2048), (1, 60
     pieces). Tolerance |y - ref| <= 2^-7 |o| |W_o row| + 2^-12 per element, i.e. the bf16 rounding
     of o (2^-9 relative) summed over 256 products with a 4x margin, and the flags checked back at 0."""
     torch = _torch()
-    import pipelink  # noqa: PLC0415
     ok = True
     rows = []
     for (B, L, max_ctx) in shapes:
@@ -813,7 +821,6 @@ def check_attention_o(sel, log, shapes=((1, 4096, 4096), (1, 2048, 2048), (1, 60
         o_ref = attention_reference(q, K[0], V[0], L)
         ref = y0 + o_ref @ wo.float().t()
         scale = o_ref.abs() @ wo.float().abs().t()
-        wo_map = pipelink.tensor_map(wo, box=(128, 256), swizzle="none", l2_promotion="256B")
         for force in (None,) + tuple(forced_s):
             att = PipeLinkAttention(sel, (K, V), mode="selected")
             if force is not None:
@@ -823,7 +830,7 @@ def check_attention_o(sel, log, shapes=((1, 4096, 4096), (1, 2048, 2048), (1, 60
                 continue
             att.out.fill_(float("nan"))
             y = y0.clone()
-            r = att(0, q, L, o_into=(wo_map, y))
+            r = att(0, q, L, o_into=(wo, y))
             torch.cuda.synchronize()
             err = (y - ref).abs()
             tol = scale * 2 ** -7 + 2 ** -12

@@ -19,7 +19,9 @@
 // rows (o_rows each, TMA, 64 KB per piece): W_o is a weight, no earlier kernel writes it, so under
 // --pdl the bytes arrive while the kernels before it still run, beside the KV the loader requests.
 //
-// Assumes (the host's side; PL_CHECKED traps on the first two):
+// Assumes (the host's side; a PL_CHECKED build traps on more than one tile per block, on zero
+// kv_heads or S, and on a wait for ready[t.m] that lasts about a second, i.e. a grid that was not
+// resident at once; the rest is not checked):
 //   - one tile per block (grid = BH * S) and every block of the grid resident at once: a block
 //     that waits for ready[t.m] holds its SM until the split that combines arrives, so the host
 //     may launch this link only when BH * S blocks fit on the GPU together (the selection rule
@@ -130,8 +132,21 @@ PL_COMPONENT(attn_o_writer_main) {
       if (lane == 0u) st_release(ready, 1u);
     }
   } else {
-    if (warp == 0u && lane == 0u)
-      while (ld_acquire(ready) == 0u) __nanosleep(64);
+    if (warp == 0u && lane == 0u) {
+#ifdef PL_CHECKED
+      const long long start = clock64();
+#endif
+      while (ld_acquire(ready) == 0u) {
+        __nanosleep(64);
+#ifdef PL_CHECKED
+        if (clock64() - start > (1ll << 31)) {
+          printf("attn_o_writer: block %d waited ~1 s for (sequence, KV head) %u's combining split: is the grid of BH * S "
+                 "blocks resident at once?\n", blockIdx.x, t.m);
+          __trap();
+        }
+#endif
+      }
+    }
     C::barrier::wsync::sync(ctx);  // the acquire (thread 0) before every thread's read
     ov = __ldcg(pub + lane);
   }
