@@ -755,6 +755,18 @@ def attention_reference(q, K, V, L):
     return torch.einsum("bhl,bhld->bhd", p, v).reshape(q.shape[0], QH * HD)
 
 
+def _random_attention_inputs(B, max_ctx, seed, q_std):
+    """A seeded generator and the attention checks' inputs: K, V [1, B, 8, max_ctx, 64] ~ N(0, 1)
+    and q [B, 32, 64] ~ N(0, q_std^2), all bf16 (the generator continues for further draws)."""
+    torch = _torch()
+    g = torch.Generator(device="cuda")
+    g.manual_seed(seed)
+    K = (torch.randn(1, B, KVH, max_ctx, HD, generator=g, device="cuda")).to(torch.bfloat16)
+    V = (torch.randn(1, B, KVH, max_ctx, HD, generator=g, device="cuda")).to(torch.bfloat16)
+    q = (torch.randn(B, QH, HD, generator=g, device="cuda") * q_std).to(torch.bfloat16)
+    return g, K, V, q
+
+
 def check_attention(sel, shapes, log, q_std=2.0, forced_s=()):
     """The attention kernels alone against an fp32 reference: every variant (a, b with its own S,
     b with forced S values, selected), output poisoned with NaN first, the split counters checked
@@ -764,11 +776,7 @@ def check_attention(sel, shapes, log, q_std=2.0, forced_s=()):
     ok = True
     rows = []
     for (B, L, max_ctx) in shapes:
-        g = torch.Generator(device="cuda")
-        g.manual_seed(B * 100003 + L)
-        K = (torch.randn(1, B, KVH, max_ctx, HD, generator=g, device="cuda")).to(torch.bfloat16)
-        V = (torch.randn(1, B, KVH, max_ctx, HD, generator=g, device="cuda")).to(torch.bfloat16)
-        q = (torch.randn(B, QH, HD, generator=g, device="cuda") * q_std).to(torch.bfloat16)
+        g, K, V, q = _random_attention_inputs(B, max_ctx, B * 100003 + L, q_std)
         ref = attention_reference(q, K[0], V[0], L)
         runs = [("a", None), ("b", None), ("selected", None)] + [("b", s) for s in forced_s]
         for mode, force in runs:
@@ -811,11 +819,7 @@ def check_attention_o(sel, log, shapes=((1, 4096, 4096), (1, 2048, 2048), (1, 60
     ok = True
     rows = []
     for (B, L, max_ctx) in shapes:
-        g = torch.Generator(device="cuda")
-        g.manual_seed(B * 100019 + L)
-        K = (torch.randn(1, B, KVH, max_ctx, HD, generator=g, device="cuda")).to(torch.bfloat16)
-        V = (torch.randn(1, B, KVH, max_ctx, HD, generator=g, device="cuda")).to(torch.bfloat16)
-        q = (torch.randn(B, QH, HD, generator=g, device="cuda") * 2.0).to(torch.bfloat16)
+        g, K, V, q = _random_attention_inputs(B, max_ctx, B * 100019 + L, 2.0)
         wo = (torch.randn(HIDDEN, QH * HD, generator=g, device="cuda") * 0.02).to(torch.bfloat16)
         y0 = torch.randn(B, HIDDEN, generator=g, device="cuda")
         o_ref = attention_reference(q, K[0], V[0], L)
@@ -835,6 +839,10 @@ def check_attention_o(sel, log, shapes=((1, 4096, 4096), (1, 2048, 2048), (1, 60
             err = (y - ref).abs()
             tol = scale * 2 ** -7 + 2 ** -12
             bad = int((err > tol).sum().item()) + int(torch.isnan(y).sum().item()) + (r is not None)
+            report = sel.kernel(att.last[0]).checked_report()  # "" unless a PL_CHECKED wait timed out
+            if report:
+                log("  checked report: " + report)
+                bad += 1
             left = int(att.cnt.abs().sum().item() + att.ready.abs().sum().item() + att.done.abs().sum().item())
             worst = float((err / tol).max().item())
             row = dict(B=B, L=L, forced_S=force, variant=att.last[0], S=att.last[1], max_abs_err=float(err.max().item()),
