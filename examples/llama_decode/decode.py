@@ -710,7 +710,7 @@ class LinkedStep:
                 o = attn(l, self.q, pos + 1, o_into=(self.m.wo[l], self.d32))  # None: O is done
             else:
                 o = attn(l, self.q, pos + 1)
-            if run("o") and o is not None:
+            if run("o") and o is not None:  # (with o_in_attention, skip=["o"] leaves the attention's own O in)
                 if lp:
                     self._sk(self.sk_o[l], x=o)
                 else:
