@@ -18,7 +18,7 @@ cp "$build"/examples/qwen_mlp/{fused_small,gemm_small}.{cubin,map} "$dest/kernel
 cp "$build"/examples/llama_decode/{attn_a_pdl,attn_b_pdl,attn_bo_pdl,fused_small_pdl,gemm_small_pdl}.{cubin,map} \
    "$build"/examples/llama_decode/{rest_pdl.cubin,select_pdl.json,select_o_pdl.json} "$dest/kernels/"
 cp "$build"/examples/llama_decode/attn_bo_{late,nomv}_pdl.{cubin,map} "$dest/kernels/"   # timing experiments (attn_o_writer_*.toml)
-cp examples/llama_decode/decode.py bench/llama_decode/bench.py bench/llama_decode/rule_check.py bench/llama_decode/breakdown.py bench/llama_decode/ablate.py bench/llama_decode/attn_compare.py bench/llama_decode/attn_micro.py bench/llama_decode/step_variants.py bench/llama_decode/attn_bits.py bench/llama_decode/torch_variants.py "$dest/"
+cp examples/llama_decode/decode.py bench/llama_decode/bench.py bench/llama_decode/rule_check.py bench/llama_decode/breakdown.py bench/llama_decode/ablate.py bench/llama_decode/attn_compare.py bench/llama_decode/attn_micro.py bench/llama_decode/step_variants.py bench/llama_decode/attn_bits.py bench/llama_decode/torch_variants.py bench/llama_decode/attn_once.py bench/llama_decode/mlp_once.py "$dest/"
 cp examples/llama_decode/select_revised{,_pdl}.json "$dest/kernels/"   # the revised rule (rule_check.py, bench.py's revised_sk)
 # the linked split-K GEMM for the QKV, O and down projections (decode.LinkedStep(proj="linked"))
 cp "$build"/examples/llama_decode/{splitk,splitk_k1024,splitk_pdl,splitk_k1024_pdl}.{cubin,map} "$dest/kernels/"
