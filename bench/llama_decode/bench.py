@@ -69,6 +69,16 @@ FAST_MODES = {"a_fast_pdl": "a", "b_fast_pdl": "b", "selected_fast_pdl": "select
 # The fast step with the gate/up + SwiGLU + down as one linked kernel per layer (components/mlp,
 # 6 + 5 ring stages: decode.LinkedStep(mlp="fused_g6d5")): 6 kernels per layer.
 FAST_MLP = dict(FAST, mlp="fused_g6d5")
+
+
+def fast_mlp(B: int):
+    """The fused-MLP step's arguments at batch B: from session 8 (19:58 UTC on) the fused MLP with
+    one weight ring for both phases (mlp="fused_u": X once per kernel, 8 rows per K step) where
+    B <= 8 (results/step_variants_s8_u.json: 1.4-2.5% faster at B = 1, both graphs of each faster
+    than both of the 6 + 5 ring's), the 6 + 5 rings above that."""
+    return dict(FAST_MLP, mlp="fused_u") if B <= 8 else FAST_MLP
+
+
 FAST_MLP_MODES = {"a_fastmlp_pdl": "a", "b_fastmlp_pdl": "b", "selected_fastmlp_pdl": "selected", "none_fastmlp_pdl": None}
 
 
@@ -186,7 +196,7 @@ def point(torch, model, sel, cache, B, ctx, reps, inner, log, check=True, kdir="
                 rests[m] = D.LinkedStep(model, kdir, B, cache, pdl=True, **FAST)
             for m, am in FAST_MLP_MODES.items():
                 attns[m] = attns["none"] if am is None else attention(sels, True, am, cache)
-                rests[m] = D.LinkedStep(model, kdir, B, cache, pdl=True, **FAST_MLP)
+                rests[m] = D.LinkedStep(model, kdir, B, cache, pdl=True, **fast_mlp(B))
             for m in list(PDL_MODES) + [x + "_pdl" for x in NONE_MODES] + list(FAST_MODES) + list(FAST_MLP_MODES):
                 graphs[m], outs[m] = capture(torch, lambda m=m: rests[m].step(tok, pos, attns[m]))
                 pdl_modes.append(m)

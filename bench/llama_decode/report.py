@@ -139,7 +139,8 @@ def fastmlp_table(r):
     pts = [p for p in r["points"] if "selected_fastmlp_pdl" in p["step_ms"]]
     if not pts:
         return
-    print("\nThe fast step with the fused MLP (gate/up + SwiGLU + down in one linked kernel per layer, 6 kernels per layer), "
+    print("\nThe fast step with the fused MLP (gate/up + SwiGLU + down in one linked kernel per layer, 6 kernels per layer; "
+          "in runs from session 8 on, bench.fast_mlp(B): one weight ring, mlp=\"fused_u\", at B <= 8, else the 6 + 5 rings), "
           "ms per step:\n")
     rn, thead, tvs, tsep = torch_cols(pts)
     print("| B | context" + thead + " | fast: selected | fast + fused MLP: a | b | selected (variant, S) | no attention | HBM floor |"

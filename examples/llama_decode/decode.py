@@ -484,9 +484,13 @@ class LinkedStep:
         if rope == "fused" and proj != "linked":
             raise ValueError("rope = 'fused' is the split-K QKV GEMM's reduction: give proj='linked'")
         self.rope = rope
-        small_rings = ("fused_g3d2", "fused_g2d4", "fused_g4d3")  # linked with --min-registers only
+        # linked with --min-registers only: the small rings (session 7) and fused_u (session 8: one
+        # weight ring for both phases, X once per kernel; batches of at most 8 rows)
+        small_rings = ("fused_g3d2", "fused_g2d4", "fused_g4d3", "fused_u")
         if mlp not in ("split", "fused", "fused_g6d5", "fused_g8d2") + small_rings or (mlp in small_rings and not min_registers):
             raise ValueError(f"mlp = {mlp!r}" + (": the build links it with --min-registers only" if mlp in small_rings else ""))
+        if mlp == "fused_u" and B > 8:
+            raise ValueError("mlp = 'fused_u' holds 8 rows of X per K step: B <= 8")
         if mlp != "split" and (proj != "linked" or early_trigger or (mlp != "fused" and not pdl)):
             raise ValueError("mlp = 'fused' writes the split-K f32 output: give proj='linked' (no early_trigger)")
         self.mlp = mlp
@@ -592,7 +596,8 @@ class LinkedStep:
             if mlp != "split":
                 mk = self.k[self.mlp_kernel]
                 self.mlp_grid = min(self.sms, FFN // mk.fact("tile_n"))
-                self.mlp_common = dict(x_map=pipelink.tensor_map(self.h, box=(mk.fact("tile_m"), mk.fact("tile_k")), swizzle="128B",
+                x_rows = 8 if mlp == "fused_u" else mk.fact("tile_m")  # fused_u: X in blocks of 8 rows per K step
+                self.mlp_common = dict(x_map=pipelink.tensor_map(self.h, box=(x_rows, mk.fact("tile_k")), swizzle="128B",
                                                                  l2_promotion="256B"),
                                        K=HIDDEN, b_stride=FFN, hidden=HIDDEN, M=B, N=FFN, y=self.d32)
                 self.mlp_w = [dict(wgu_map=pipelink.tensor_map(wgu, box=(mk.fact("tile_n"), mk.fact("tile_k")), swizzle="128B",

@@ -40,6 +40,8 @@ cp "$build"/examples/llama_decode/{splitk_rope_k1024_pdl,splitk_k2048_pdl}.{cubi
 cp "$build"/examples/llama_decode/{splitk_rope,splitk_rope_s6,splitk_rope_s8,splitk_rope_k256,splitk,splitk_k1024,splitk_k2048,fused_small64,mlp_g6d5,mlp_g3d2,mlp_g2d4,mlp_g4d3,splitk_2pb,splitk_s4_2pb}_mr_pdl.{cubin,map} "$dest/kernels/"
 # L2 prefetch of a later kernel's bytes (decode.LinkedStep(l2_prefetch=...))
 cp "$build"/examples/llama_decode/{splitk_rope_pf,mlp_g6d5_pf}_mr_pdl.{cubin,map} "$dest/kernels/"
+# the fused MLP with one weight ring (decode.LinkedStep(mlp="fused_u"))
+cp "$build"/examples/llama_decode/mlp_u_mr_pdl.{cubin,map} "$dest/kernels/"
 if [ $# -ge 2 ]; then
   mkdir -p "$dest/kernels_checked"
   cp "$2"/attn_{a,b}.{cubin,map} "$2"/select.json "$dest/kernels_checked/"
