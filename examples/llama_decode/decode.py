@@ -597,6 +597,8 @@ class LinkedStep:
                 mk = self.k[self.mlp_kernel]
                 self.mlp_grid = min(self.sms, FFN // mk.fact("tile_n"))
                 x_rows = 8 if mlp == "fused_u" else mk.fact("tile_m")  # fused_u: X in blocks of 8 rows per K step
+                if mlp == "fused_u" and mk.fact("x_rows") // 8 * mk.fact("tile_k") != HIDDEN:  # its X buffer is compiled in
+                    raise ValueError(f"mlp = 'fused_u' holds X for K = {mk.fact('x_rows') // 8 * mk.fact('tile_k')}, not {HIDDEN}")
                 self.mlp_common = dict(x_map=pipelink.tensor_map(self.h, box=(x_rows, mk.fact("tile_k")), swizzle="128B",
                                                                  l2_promotion="256B"),
                                        K=HIDDEN, b_stride=FFN, hidden=HIDDEN, M=B, N=FFN, y=self.d32)

@@ -39,9 +39,9 @@ PL_COMPONENT(mlp_uloader_main) {
   constexpr unsigned kWStages = C::provided::w_stages, kXRows = C::provided::x_rows;
   (void)kXRows;  // (read in PL_CHECKED builds)
 #ifdef PL_CHECKED
-  if (K % tile_k != 0 || k_tiles * 8u != kXRows || hidden % dn_n != 0 || 2u * tile_n != dn_n) {
-    printf("mlp_uloader: K = %u (tile_k %u, x_rows %u: K must be x_rows / 8 steps), hidden = %u (dn_n %u), tile_n %u\n", K,
-           tile_k, kXRows, hidden, dn_n, tile_n);
+  if (K % tile_k != 0 || k_tiles * 8u != kXRows || hidden % dn_n != 0 || 2u * tile_n != dn_n || tile_n != tile_k) {
+    printf("mlp_uloader: K = %u (tile_k %u, x_rows %u: K must be x_rows / 8 steps), hidden = %u (dn_n %u), tile_n %u "
+           "(== tile_k, dn_n / 2)\n", K, tile_k, kXRows, hidden, dn_n, tile_n);
     __trap();
   }
 #endif
