@@ -19,29 +19,16 @@
 #include "mlp_mma.contract.h"
 
 #include "../../../qwen_mlp/mma/wgmma_ops.cuh"  // gemm-team's generated wgmma wrappers: m64n128k16 (SS and RS)
+#include "mlp_math.cuh"  // the SwiGLU into A fragments and the down partials' addition (shared with mlp_umma.cu)
 
 namespace mlp_mma {
 constexpr unsigned kTileM = 64, kTileN = 64, kTileK = 64, kDnN = 128;
-constexpr unsigned kAcc = 2 * kTileN / 2;  // m64n128 f32 accumulators per thread: 64
-constexpr unsigned kDAcc = kDnN / 2;       // 64
+using mlp_math::kAcc;   // m64n128 f32 accumulators per thread: 64
+using mlp_math::kDAcc;  // 64
+static_assert(kTileN == mlp_math::kTileN && kDnN == mlp_math::kDnN, "mlp_math.cuh's shapes");
 
 // desc_sw128, wgmma_fence / _commit / _wait_all, fence_operands and wgmma_rs_m64n128k16 (A from
 // registers): gemm-team's wgmma_ops.cuh.
-__device__ __forceinline__ float bf16_round(float v) {
-  unsigned short r;
-  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r) : "f"(v));
-  return __uint_as_float(static_cast<unsigned>(r) << 16);
-}
-__device__ __forceinline__ unsigned pack(float lo, float hi) {
-  unsigned r;
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-  return r;
-}
-__device__ __forceinline__ float silu_mul(float g, float u) { return __fdividef(g, 1.f + __expf(-g)) * u; }
-
-__device__ __forceinline__ void red_add2(float* p, float x, float y) {
-  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(x), "f"(y) : "memory");
-}
 }  // namespace mlp_mma
 
 PL_PROVIDE(mlp_mma_main, tile_m, mlp_mma::kTileM);
@@ -85,21 +72,9 @@ PL_COMPONENT(mlp_mma_main) {
       gu.release(ctx);
       gu.advance();
     }
-    // 2. H in A-fragment registers: k-step s = column groups 2s, 2s + 1
+    // 2. H in A-fragment registers (mlp_math.cuh)
     unsigned h[kTileN / 16][4];
-#pragma unroll
-    for (unsigned s = 0; s < kTileN / 16; ++s) {
-#pragma unroll
-      for (unsigned q = 0; q < 2; ++q) {     // group 2s + q
-#pragma unroll
-        for (unsigned hh = 0; hh < 2; ++hh) {  // row g (+8 hh)
-          const unsigned j = 4u * (2u * s + q) + 2u * hh;
-          const float h0 = silu_mul(bf16_round(acc[j]), bf16_round(acc[kAcc / 2 + j]));
-          const float h1 = silu_mul(bf16_round(acc[j + 1]), bf16_round(acc[kAcc / 2 + j + 1]));
-          h[s][2u * q + hh] = pack(h0, h1);
-        }
-      }
-    }
+    mlp_math::swiglu_fragments(acc, h);
     // 3. y += H W_down^T, 128 output columns per stage
     for (unsigned c = 0; c < n_chunks; ++c) {
       float d[kDAcc];
@@ -115,15 +90,7 @@ PL_COMPONENT(mlp_mma_main) {
       fence_operands(d);
       dn.release(ctx);
       dn.advance();
-#pragma unroll
-      for (unsigned hh = 0; hh < 2; ++hh) {
-        const unsigned row = r0 + 8u * hh;
-        if (row < M) {
-          float* out = y + size_t(row) * hidden + c * kDnN + col2;
-#pragma unroll
-          for (unsigned j = 0; j < kDAcc / 4; ++j) red_add2(out + 8u * j, d[4u * j + 2u * hh], d[4u * j + 2u * hh + 1u]);
-        }
-      }
+      mlp_math::add_down_partial(y, d, r0, M, hidden, c, col2);
     }
   }
 }
