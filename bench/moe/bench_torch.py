@@ -176,6 +176,14 @@ class PipeLinkMoE:
             self.gu64 = pipelink.Kernel(os.path.join(kdir, "gate_up64_dev.cubin"), os.path.join(kdir, "gate_up64_dev.map"))
             self.ds64 = pipelink.Kernel(os.path.join(kdir, "down_store64_dev.cubin"), os.path.join(kdir, "down_store64_dev.map"))
             self.tm64, self.align64 = self.gu64.fact("tile_m"), self.gu64.fact("expert_align")
+        # The gate/up kernel relinked in other tile orders (gate_up_dev_<order>, gate_up64_dev_<order>:
+        # the same objects, --tile-order row_major or grouped:8; the default links walk col_major).
+        self.gu_orders = {}
+        for o in ("row_major", "grouped8"):
+            for base, is64 in (("gate_up_dev", False), ("gate_up64_dev", True)):
+                f = os.path.join(kdir, f"{base}_{o}.cubin")
+                if os.path.exists(f) and (self.dev64 or not is64) and self.dev:
+                    self.gu_orders[(o, is64)] = pipelink.Kernel(f, f[:-len(".cubin")] + ".map")
 
     def route(self, X):
         """bench_moe's route(): fp32 logits, moe_topk, moe_offsets, the row total read back, moe_scatter."""
@@ -227,8 +235,16 @@ class PipeLinkMoE:
         self.g_gu_dev = min(self.sms, tiles_m * math.ceil(I / self.tn))
         self.g_dn_dev = min(self.sms, tiles_m * (H // 256))
 
-    def setup_dev64(self, X, Y):
-        """setup_dev for the 64-row-tile kernels."""
+    def setup_dev64(self, X, Y, gu=None):
+        """setup_dev for the 64-row-tile kernels. gu: another link of the 64-row gate/up kernel."""
+        if gu is not None:
+            saved = self.gu64
+            self.gu64 = gu
+            try:
+                self.setup_dev64(X, Y)
+            finally:
+                self.gu64 = saved
+            return
         tm = self.tm64
         self.gu64.set(x=X, row_token=self.row_token, row_weight=self.row_weight, K=H, w_map=self.w_gu,
                       out_map=pipelink.tensor_map(self.Hm, box=(self.gu64.fact("out_rows"), self.gu64.fact("tile_n")), swizzle="none",
@@ -243,10 +259,10 @@ class PipeLinkMoE:
         self.g_gu64 = min(self.sms, tiles_m * math.ceil(I / self.gu64.fact("tile_n")))
         self.g_dn64 = min(self.sms, tiles_m * (H // 256))
 
-    def layer_dev64(self, X, Y):
-        """layer_dev in 64-row tiles: experts padded to 64 rows."""
+    def layer_dev64(self, X, Y, gu=None):
+        """layer_dev in 64-row tiles: experts padded to 64 rows. gu: another link of its gate/up."""
         self.route_dev(X, align=self.align64, tile_m=self.tm64)
-        self.gu64.launch(self.g_gu64)
+        (gu or self.gu64).launch(self.g_gu64)
         self.ds64.launch(self.g_dn64)
         self.topk_sum()
 
@@ -288,10 +304,10 @@ class PipeLinkMoE:
             self.counts.zero_()
             self.f_topk.launch((T * 32 + 255) // 256, 256, logits, T, E, self.counts, self.topk_e, self.topk_w, self.topk_pos)
 
-    def layer_dev(self, X, Y):
-        """Routing to Y with no host read: capturable in one CUDA graph."""
+    def layer_dev(self, X, Y, gu=None):
+        """Routing to Y with no host read: capturable in one CUDA graph. gu: another link of gate_up_dev."""
         self.route_dev(X)
-        self.gu_dev.launch(self.g_gu_dev)
+        (gu or self.gu_dev).launch(self.g_gu_dev)
         self.ds_dev.launch(self.g_dn_dev)
         self.topk_sum()
 
@@ -457,6 +473,22 @@ def main() -> int:
             if pl.pdl else (None, None, None)
         c_devs, g_devs, y_devs = check_dev_layer(pl, pl.setup_dev, pl.layer_dev_s, X, Y, ref, atol, rtol, "host_read_layer") \
             if pl.dev else (None, None, None)
+        # the gate/up relinked in other tile orders: the same layer (eager and graph), Y bit for bit
+        # against the col_major layer of the same tile height
+        c_ord, g_ord = {}, {}
+        for (o, is64), k in pl.gu_orders.items():
+            name = f"{o}, {'64' if is64 else '128'}-row tiles"
+            if is64:
+                c, g, y = check_dev_layer(pl, lambda X_, Y_, k=k: pl.setup_dev64(X_, Y_, gu=k),
+                                          lambda X_, Y_, k=k: pl.layer_dev64(X_, Y_, gu=k), X, y_dev64, ref, atol, rtol, "col_major_layer")
+            else:
+                c, g, y = check_dev_layer(pl, lambda X_, Y_, k=k: pl.setup_dev(X_, Y_, gu=k, ds=pl.ds_dev),
+                                          lambda X_, Y_, k=k: pl.layer_dev(X_, Y_, gu=k), X, y_dev, ref, atol, rtol, "col_major_layer")
+            c_ord[name], g_ord[name] = c, (g, y, k, is64)
+            all_ok &= c["ok"]
+        if pl.dev:
+            pl.setup_dev(X, Y)  # the col_major kernels' parameters again, and the 128-row routing for
+            pl.route_dev(X)     # the kernels timed alone below (the last check routed for 64-row tiles)
         total64 = c_dev64["rows"] if c_dev64 else 0
         all_ok &= all(c["ok"] for c in (c_dev, c_dev64, c_pdl, c_devs) if c is not None)
         # the torch layer in a CUDA graph too, where it captures (its counts come from scatter_add: no sync)
@@ -499,6 +531,9 @@ def main() -> int:
             "pipelink down_store_dev": lambda: pl.ds_dev.launch(pl.g_dn_dev),
             "pipelink moe_topk_s (counters 128 B apart)": lambda: pl.topk_only(logits_t, True),
         }
+        for name, (g, y, k, is64) in g_ord.items():
+            if not is64:  # the 128-row kernel alone on the 128-row routing (the 64-row ones: in their layer graph only)
+                cont[f"pipelink gate_up_dev ({name})"] = lambda k=k: k.launch(pl.g_gu_dev)
         c0 = B.clocks()
         samples = spin_timer.run(cont)
         # -- the layers, round robin without relying on a spin (the PipeLink routing syncs) --
@@ -513,6 +548,8 @@ def main() -> int:
             lcont["pipelink layer, CUDA graph, PDL (no host read)"] = g_pdl.replay
         if g_devs is not None:
             lcont["pipelink layer, CUDA graph, padded counters (no host read)"] = g_devs.replay
+        for name, (g, y, k, is64) in g_ord.items():
+            lcont[f"pipelink layer, CUDA graph, gate/up {name}"] = g.replay
         if g_t is not None:
             lcont["torch layer, CUDA graph"] = g_t.replay
         lsamples = layer_timer.run(lcont)
@@ -537,6 +574,13 @@ def main() -> int:
             if g_dev is not None:
                 claims["pipelink 64-row graph layer / 128-row graph layer"] = B.paired_ratio(
                     samples["pipelink layer, 64-row tiles, CUDA graph (no host read)"], samples["pipelink layer, CUDA graph (no host read)"])
+        for name, (g, y, k, is64) in g_ord.items():
+            base = "pipelink layer, 64-row tiles, CUDA graph (no host read)" if is64 else "pipelink layer, CUDA graph (no host read)"
+            claims[f"graph layer, gate/up {name} / col_major"] = B.paired_ratio(samples[f"pipelink layer, CUDA graph, gate/up {name}"],
+                                                                              samples[base])
+            if not is64:
+                claims[f"gate_up_dev {name} / col_major"] = B.paired_ratio(samples[f"pipelink gate_up_dev ({name})"],
+                                                                          samples["pipelink gate_up_dev"])
         if g_devs is not None:
             claims["pipelink padded-counter graph layer / graph layer"] = B.paired_ratio(
                 samples["pipelink layer, CUDA graph, padded counters (no host read)"], samples["pipelink layer, CUDA graph (no host read)"])
@@ -569,6 +613,10 @@ def main() -> int:
                   f"{c_devs['graph_ok']}; bit-equal to the host-read layer: eager {c_devs['bit_equal_to_host_read_layer']}, graph "
                   f"{c_devs['graph_bit_equal_to_host_read_layer']}; Hm / Hd rows unwritten {c_devs['hm_rows_unwritten']} / "
                   f"{c_devs['hd_rows_unwritten']}")
+        for name, c in c_ord.items():
+            print(f"  pipelink Y, gate/up {name} (eager, then graph) vs fp32 ref: {B.tol_line(c)}; graph ok {c['graph_ok']}; "
+                  f"bit-equal to the col_major layer: eager {c['bit_equal_to_col_major_layer']}, graph "
+                  f"{c['graph_bit_equal_to_col_major_layer']}; Hm / Hd rows unwritten {c['hm_rows_unwritten']} / {c['hd_rows_unwritten']}")
         if t_graph_err:
             print(f"  torch layer not captured: {t_graph_err}")
         print(f"  clocks before: {B.clocks_line(c0)}\n  clocks after:  {B.clocks_line(c1)}")
@@ -587,9 +635,10 @@ def main() -> int:
                                    check_pipelink=c_pl, check_pipelink_scatter_add=c_at, check_torch=c_t, check_pipelink_vs_torch=c_x,
                                    check_pipelink_no_host_read=c_dev, check_pipelink_64_row_no_host_read=c_dev64, rows_64=total64,
                                    check_pipelink_no_host_read_pdl=c_pdl, check_pipelink_no_host_read_padded=c_devs,
+                                   check_gate_up_orders=c_ord,
                                    torch_graph_error=t_graph_err,
                                    entries={n: dict(ms=st[n], runs_ms=samples[n]) for n in samples}, claims=claims))
-        del X, Y, ref, p, h_t, hold, g_dev, g_dev64, y_dev, y_dev64, g_pdl, y_pdl, g_devs, y_devs, logits_t
+        del X, Y, ref, p, h_t, hold, g_dev, g_dev64, y_dev, y_dev64, g_pdl, y_pdl, g_devs, y_devs, logits_t, g_ord
         torch.cuda.empty_cache()
     res["all_ok"] = all_ok
     if a.json:
@@ -630,14 +679,34 @@ def write_md(path, res):
                  f"{B.fmt_ratio(c['pipelink graph layer / torch layer (same rounds)']) if 'pipelink graph layer / torch layer (same rounds)' in c else '-'} | "
                  f"{B.fmt_ratio(c['pipelink graph layer / torch graph layer']) if 'pipelink graph layer / torch graph layer' in c else '-'} | "
                  f"{r['clocks_before'].get('sm_mhz')}→{r['clocks_after'].get('sm_mhz')} |")
+    rows = []
+    for r in res["results"]:
+        e, c = r["entries"], r["claims"]
+        for name in sorted(r.get("check_gate_up_orders") or {}):
+            lay, ker = f"pipelink layer, CUDA graph, gate/up {name}", f"pipelink gate_up_dev ({name})"
+            base = "pipelink layer, 64-row tiles, CUDA graph (no host read)" if name.endswith("64-row tiles") else \
+                "pipelink layer, CUDA graph (no host read)"
+            rows.append(f"| {r['T']} | {name} | {B.fmt_ms(e[lay]['ms'])} | {B.fmt_ms(e[base]['ms'])} | "
+                        f"{B.fmt_ratio(c[f'graph layer, gate/up {name} / col_major'])} | "
+                        + (f"{B.fmt_ms(e[ker]['ms'])} | {B.fmt_ms(e['pipelink gate_up_dev']['ms'])} | "
+                           f"{B.fmt_ratio(c[f'gate_up_dev {name} / col_major'])} |" if ker in e else "- | - | - |"))
+    if rows:
+        L.append("\n## The gate/up kernel relinked in other tile orders (the same objects; `--tile-order`)\n")
+        L.append("| tokens | gate/up order, tile height | layer, CUDA graph ms | the same layer, col_major gate/up ms | ratio | "
+                 "gate/up kernel alone ms | col_major kernel ms | ratio |\n|---:|---|---|---|---|---|---|---|")
+        L += rows
     L.append("\n## Checks (per element, |err| <= rms(ref)/16 + 2^-6 |ref| against an fp32 reference of the same routing; PipeLink vs torch with rtol 2^-5)\n")
     L.append("| tokens | output | over tol | worst err/tol | rel L2 | ok |\n|---:|---|---:|---:|---:|---|")
     for r in res["results"]:
         for n, k in (("PipeLink Y", "check_pipelink"), ("PipeLink Y, scatter-add down", "check_pipelink_scatter_add"),
                      ("PipeLink Y, no host read (eager and graph)", "check_pipelink_no_host_read"),
                      ("PipeLink Y, 64-row tiles, no host read (eager and graph)", "check_pipelink_64_row_no_host_read"), ("torch", "check_torch"),
-                     ("PipeLink vs torch", "check_pipelink_vs_torch")):
-            c = r.get(k)
+                     ("PipeLink vs torch", "check_pipelink_vs_torch")) + tuple(
+                         (f"PipeLink Y, gate/up {o} (eager and graph; bit-equal to col_major: "
+                          f"{r['check_gate_up_orders'][o]['bit_equal_to_col_major_layer']} / "
+                          f"{r['check_gate_up_orders'][o]['graph_bit_equal_to_col_major_layer']})", ("check_gate_up_orders", o))
+                         for o in sorted(r.get("check_gate_up_orders") or {})):
+            c = r[k[0]][k[1]] if isinstance(k, tuple) else r.get(k)
             if c is None:
                 continue
             L.append(f"| {r['T']} | {n} | {c['over_tolerance']} | {c['worst_err_over_tol']:.3f} | {c['rel_l2']:.2e} | "
