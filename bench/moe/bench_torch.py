@@ -176,6 +176,13 @@ class PipeLinkMoE:
             self.gu64 = pipelink.Kernel(os.path.join(kdir, "gate_up64_dev.cubin"), os.path.join(kdir, "gate_up64_dev.map"))
             self.ds64 = pipelink.Kernel(os.path.join(kdir, "down_store64_dev.cubin"), os.path.join(kdir, "down_store64_dev.map"))
             self.tm64, self.align64 = self.gu64.fact("tile_m"), self.gu64.fact("expert_align")
+        # The "best" layer (session 9): the routing's counters 128 B apart and zeroed by the offsets
+        # kernel, which also writes the padding rows (moe_offsets_pad_s: no fills), the gate/up
+        # kernel in row_major order, down_store, and the top-k sum writing bf16 (moe_topk_sum_bf16).
+        self.f_offsets_pad_s = pipelink.Function(r, "moe_offsets_pad_s",
+                                                 ["ptr", "u32", "u32", "u32", "u32", "ptr", "ptr", "ptr", "ptr", "ptr"])
+        self.f_sum_bf16 = pipelink.Function(r, "moe_topk_sum_bf16", ["u32", "u32", "ptr", "ptr", "ptr", "ptr", "ptr"])
+        self.counts_p = torch.zeros(E * COUNT_STRIDE, **i32)  # only the best layer's: it leaves them zeroed
         # The gate/up kernel relinked in other tile orders (gate_up_dev_<order>, gate_up64_dev_<order>:
         # the same objects, --tile-order row_major or grouped:8; the default links walk col_major).
         self.gu_orders = {}
@@ -292,6 +299,40 @@ class PipeLinkMoE:
         self.gu_dev.launch(self.g_gu_dev)
         self.ds_dev.launch(self.g_dn_dev)
         self.topk_sum()
+
+    def route_best(self, X, align, tile_m):
+        """The routing with nothing cleared by the host: moe_topk_s on counts_p (zero on entry),
+        moe_offsets_pad_s (offsets, tile experts, the total, the padding rows' token -1 / weight 0,
+        counts_p zeroed again), moe_scatter (the routed rows)."""
+        T = X.shape[0]
+        logits = router_logits(X, self.Wr32)
+        self.f_topk_s.launch((T * 32 + 255) // 256, 256, logits, T, E, self.counts_p, COUNT_STRIDE, self.topk_e, self.topk_w,
+                             self.topk_pos)
+        self.f_offsets_pad_s.launch(1, 512, self.counts_p, COUNT_STRIDE, E, align, tile_m, self.offsets, self.tile_expert,
+                                    self.total_d, self.row_token, self.row_weight)
+        self.f_scatter.launch((T * K + 255) // 256, 256, T, self.topk_e, self.topk_w, self.topk_pos, self.offsets, self.row_token,
+                              self.row_weight)
+
+    def setup_best(self, X, Yb, tiles64):
+        """Parameters of layer_best: the row_major gate/up link (64- or 128-row tiles), Yb bf16 [T, H]."""
+        if tiles64:
+            self.setup_dev64(X, Yb, gu=self.gu_orders[("row_major", True)])
+        else:
+            self.setup_dev(X, Yb, gu=self.gu_orders[("row_major", False)], ds=self.ds_dev)
+
+    def layer_best(self, X, Yb, tiles64):
+        """Routing to Yb (bf16) with no host read and no host-side clears: route_best, the row_major
+        gate/up, down_store, moe_topk_sum_bf16. tiles64: experts padded to 64 rows, else 128."""
+        if tiles64:
+            self.route_best(X, self.align64, self.tm64)
+            self.gu_orders[("row_major", True)].launch(self.g_gu64)
+            self.ds64.launch(self.g_dn64)
+        else:
+            self.route_best(X, self.align, TILE_M)
+            self.gu_orders[("row_major", False)].launch(self.g_gu_dev)
+            self.ds_dev.launch(self.g_dn_dev)
+        T = X.shape[0]
+        self.f_sum_bf16.launch(T, H // 8, T, H, self.topk_e, self.topk_pos, self.offsets, self.Hd, Yb)
 
     def topk_only(self, logits, padded):
         """moe_topk (or moe_topk_s) alone on given logits, its counters zeroed first (timing)."""
@@ -486,6 +527,17 @@ def main() -> int:
                                           lambda X_, Y_, k=k: pl.layer_dev(X_, Y_, gu=k), X, y_dev, ref, atol, rtol, "col_major_layer")
             c_ord[name], g_ord[name] = c, (g, y, k, is64)
             all_ok &= c["ok"]
+        # the best layer, 128- and 64-row tiles: Y in bf16, equal bit for bit to the col_major
+        # layer's fp32 Y rounded to bf16 (the same sums in the same order), and against the reference
+        c_best, g_best = {}, {}
+        if ("row_major", False) in pl.gu_orders and ("row_major", True) in pl.gu_orders:
+            for t64, yref in ((False, y_dev), (True, y_dev64)):
+                name = "64-row tiles" if t64 else "128-row tiles"
+                c, g, y = check_dev_layer(pl, lambda X_, Y_, t64=t64: pl.setup_best(X_, Y_, t64),
+                                          lambda X_, Y_, t64=t64: pl.layer_best(X_, Y_, t64), X, yref.to(torch.bfloat16), ref,
+                                          atol, rtol, "col_major_layer_rounded")
+                c_best[name], g_best[name] = c, (g, y)
+                all_ok &= c["ok"]
         if pl.dev:
             pl.setup_dev(X, Y)  # the col_major kernels' parameters again, and the 128-row routing for
             pl.route_dev(X)     # the kernels timed alone below (the last check routed for 64-row tiles)
@@ -550,6 +602,8 @@ def main() -> int:
             lcont["pipelink layer, CUDA graph, padded counters (no host read)"] = g_devs.replay
         for name, (g, y, k, is64) in g_ord.items():
             lcont[f"pipelink layer, CUDA graph, gate/up {name}"] = g.replay
+        for name, (g, y) in g_best.items():
+            lcont[f"pipelink best layer, CUDA graph, {name}"] = g.replay
         if g_t is not None:
             lcont["torch layer, CUDA graph"] = g_t.replay
         lsamples = layer_timer.run(lcont)
@@ -581,6 +635,14 @@ def main() -> int:
             if not is64:
                 claims[f"gate_up_dev {name} / col_major"] = B.paired_ratio(samples[f"pipelink gate_up_dev ({name})"],
                                                                           samples["pipelink gate_up_dev"])
+        for name in g_best:
+            base = "pipelink layer, 64-row tiles, CUDA graph (no host read)" if name.startswith("64") else \
+                "pipelink layer, CUDA graph (no host read)"
+            claims[f"best layer, {name} / the graph layer of its tile height"] = B.paired_ratio(
+                samples[f"pipelink best layer, CUDA graph, {name}"], samples[base])
+            if g_t is not None:
+                claims[f"best layer, {name} / torch graph layer"] = B.paired_ratio(samples[f"pipelink best layer, CUDA graph, {name}"],
+                                                                                  samples["torch layer, CUDA graph"])
         if g_devs is not None:
             claims["pipelink padded-counter graph layer / graph layer"] = B.paired_ratio(
                 samples["pipelink layer, CUDA graph, padded counters (no host read)"], samples["pipelink layer, CUDA graph (no host read)"])
@@ -613,6 +675,10 @@ def main() -> int:
                   f"{c_devs['graph_ok']}; bit-equal to the host-read layer: eager {c_devs['bit_equal_to_host_read_layer']}, graph "
                   f"{c_devs['graph_bit_equal_to_host_read_layer']}; Hm / Hd rows unwritten {c_devs['hm_rows_unwritten']} / "
                   f"{c_devs['hd_rows_unwritten']}")
+        for name, c in c_best.items():
+            print(f"  pipelink Y (bf16), best layer, {name} (eager, then graph) vs fp32 ref: {B.tol_line(c)}; graph ok {c['graph_ok']}; "
+                  f"bit-equal to the col_major layer's Y rounded to bf16: eager {c['bit_equal_to_col_major_layer_rounded']}, graph "
+                  f"{c['graph_bit_equal_to_col_major_layer_rounded']}; Hm / Hd rows unwritten {c['hm_rows_unwritten']} / {c['hd_rows_unwritten']}")
         for name, c in c_ord.items():
             print(f"  pipelink Y, gate/up {name} (eager, then graph) vs fp32 ref: {B.tol_line(c)}; graph ok {c['graph_ok']}; "
                   f"bit-equal to the col_major layer: eager {c['bit_equal_to_col_major_layer']}, graph "
@@ -635,10 +701,10 @@ def main() -> int:
                                    check_pipelink=c_pl, check_pipelink_scatter_add=c_at, check_torch=c_t, check_pipelink_vs_torch=c_x,
                                    check_pipelink_no_host_read=c_dev, check_pipelink_64_row_no_host_read=c_dev64, rows_64=total64,
                                    check_pipelink_no_host_read_pdl=c_pdl, check_pipelink_no_host_read_padded=c_devs,
-                                   check_gate_up_orders=c_ord,
+                                   check_gate_up_orders=c_ord, check_best_layer=c_best,
                                    torch_graph_error=t_graph_err,
                                    entries={n: dict(ms=st[n], runs_ms=samples[n]) for n in samples}, claims=claims))
-        del X, Y, ref, p, h_t, hold, g_dev, g_dev64, y_dev, y_dev64, g_pdl, y_pdl, g_devs, y_devs, logits_t, g_ord
+        del X, Y, ref, p, h_t, hold, g_dev, g_dev64, y_dev, y_dev64, g_pdl, y_pdl, g_devs, y_devs, logits_t, g_ord, g_best
         torch.cuda.empty_cache()
     res["all_ok"] = all_ok
     if a.json:
@@ -679,6 +745,22 @@ def write_md(path, res):
                  f"{B.fmt_ratio(c['pipelink graph layer / torch layer (same rounds)']) if 'pipelink graph layer / torch layer (same rounds)' in c else '-'} | "
                  f"{B.fmt_ratio(c['pipelink graph layer / torch graph layer']) if 'pipelink graph layer / torch graph layer' in c else '-'} | "
                  f"{r['clocks_before'].get('sm_mhz')}→{r['clocks_after'].get('sm_mhz')} |")
+    best = []
+    for r in res["results"]:
+        e, c = r["entries"], r["claims"]
+        for name in sorted(r.get("check_best_layer") or {}):
+            base = "pipelink layer, 64-row tiles, CUDA graph (no host read)" if name.startswith("64") else \
+                "pipelink layer, CUDA graph (no host read)"
+            tg = "torch layer, CUDA graph"
+            best.append(f"| {r['T']} | {name} | {B.fmt_ms(e[f'pipelink best layer, CUDA graph, {name}']['ms'])} | {B.fmt_ms(e[base]['ms'])} | "
+                        f"{B.fmt_ratio(c[f'best layer, {name} / the graph layer of its tile height'])} | "
+                        + (f"{B.fmt_ms(e[tg]['ms'])} | {B.fmt_ratio(c[f'best layer, {name} / torch graph layer'])} |" if tg in e else "- | - |"))
+    if best:
+        L.append("\n## The best layer (routing counters 128 B apart and zeroed by the offsets kernel, which writes the padding rows; "
+                 "row_major gate/up; down_store; the top-k sum writing bf16 Y), one CUDA graph\n")
+        L.append("| tokens | tiles | best layer ms | graph layer of that tile height ms | ratio | torch layer, CUDA graph ms | ratio |\n"
+                 "|---:|---|---|---|---|---|---|")
+        L += best
     rows = []
     for r in res["results"]:
         e, c = r["entries"], r["claims"]
@@ -705,7 +787,11 @@ def write_md(path, res):
                          (f"PipeLink Y, gate/up {o} (eager and graph; bit-equal to col_major: "
                           f"{r['check_gate_up_orders'][o]['bit_equal_to_col_major_layer']} / "
                           f"{r['check_gate_up_orders'][o]['graph_bit_equal_to_col_major_layer']})", ("check_gate_up_orders", o))
-                         for o in sorted(r.get("check_gate_up_orders") or {})):
+                         for o in sorted(r.get("check_gate_up_orders") or {})) + tuple(
+                         (f"PipeLink Y (bf16), best layer, {o} (eager and graph; bit-equal to the col_major layer's Y rounded: "
+                          f"{r['check_best_layer'][o]['bit_equal_to_col_major_layer_rounded']} / "
+                          f"{r['check_best_layer'][o]['graph_bit_equal_to_col_major_layer_rounded']})", ("check_best_layer", o))
+                         for o in sorted(r.get("check_best_layer") or {})):
             c = r[k[0]][k[1]] if isinstance(k, tuple) else r.get(k)
             if c is None:
                 continue

@@ -13,12 +13,13 @@
 // And, after the down kernel that stores each expert row's output (already scaled by its routing
 // weight in the gate/up kernel) to Hd in the expert-sorted row order (down_store.cubin):
 //   moe_topk_sum one block per token: y[t] = sum over its 8 (expert, slot) of Hd[row], in fp32,
-//                row = offsets[expert] + slot, as moe_scatter placed it
+//                row = offsets[expert] + slot, as moe_scatter placed it (moe_topk_sum_bf16: y in bf16)
 //
 // With -DMOE_PDL (routing_pdl.cubin) every kernel starts with griddepcontrol.launch_dependents and
 // then griddepcontrol.wait, for programmatic dependent launch (bench/moe/bench_torch.py's PDL
 // layer): the next kernel may launch while this one still waits; its own wait returns only once
 // this one has completed, which it does only after its own wait returned.
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 __device__ __forceinline__ void moe_pdl_prologue() {
@@ -124,6 +125,30 @@ extern "C" __global__ void moe_offsets_s(const unsigned* __restrict__ counts, un
   moe_offsets_body(counts, stride, E, align, tile_m, offsets, tile_expert, total);
 }
 
+// moe_offsets_s with the two clears the host did before it folded in (session 9): every padding
+// row of every expert gets token -1 and weight 0 here (the routed rows are moe_scatter's), so no
+// row_token / row_weight fill is needed; and the counters are zeroed after they are read, so the
+// next layer's moe_topk_s finds them zero (the caller zeroes them once, at allocation).
+extern "C" __global__ void moe_offsets_pad_s(unsigned* __restrict__ counts, unsigned stride, unsigned E, unsigned align,
+                                             unsigned tile_m, unsigned* __restrict__ offsets, int* __restrict__ tile_expert,
+                                             unsigned* __restrict__ total, int* __restrict__ row_token,
+                                             float* __restrict__ row_weight) {
+  moe_pdl_prologue();
+  moe_offsets_body(counts, stride, E, align, tile_m, offsets, tile_expert, total);
+  // moe_offsets_body ends with every thread past its __syncthreads and offsets[] written by this
+  // block; the counts were read before that barrier, so they may be cleared and reread here.
+  __syncthreads();
+  for (unsigned e = threadIdx.x / 32; e < E; e += blockDim.x / 32) {  // one warp per expert
+    const unsigned n = counts[size_t(e) * stride], pad = (n + align - 1) / align * align - n, base = offsets[e] + n;
+    for (unsigned i = threadIdx.x % 32; i < pad; i += 32) {
+      row_token[base + i] = -1;
+      row_weight[base + i] = 0.f;
+    }
+  }
+  __syncthreads();
+  for (unsigned e = threadIdx.x; e < E; e += blockDim.x) counts[size_t(e) * stride] = 0;
+}
+
 extern "C" __global__ void moe_scatter(unsigned T, const int* __restrict__ topk_expert, const float* __restrict__ topk_weight,
                                        const unsigned* __restrict__ topk_pos, const unsigned* __restrict__ offsets,
                                        int* __restrict__ row_token, float* __restrict__ row_weight) {
@@ -162,4 +187,38 @@ extern "C" __global__ void moe_topk_sum(unsigned T, unsigned hidden, const int* 
   }
   y[(size_t(t) * chunks + c) * 2] = make_float4(acc[0], acc[1], acc[2], acc[3]);
   y[(size_t(t) * chunks + c) * 2 + 1] = make_float4(acc[4], acc[5], acc[6], acc[7]);
+}
+
+// moe_topk_sum with a bf16 output (round to nearest even), the dtype a model's residual stream and
+// PyTorch's pipeline have: half the bytes of Y written (session 9).
+extern "C" __global__ void moe_topk_sum_bf16(unsigned T, unsigned hidden, const int* __restrict__ topk_expert,
+                                             const unsigned* __restrict__ topk_pos, const unsigned* __restrict__ offsets,
+                                             const uint4* __restrict__ hd, uint4* __restrict__ y) {
+  moe_pdl_prologue();
+  constexpr unsigned K = 8;
+  const unsigned t = blockIdx.x, c = threadIdx.x, chunks = hidden / 8;
+  if (t >= T || c >= chunks) return;
+  uint4 v[K];
+#pragma unroll
+  for (unsigned k = 0; k < K; ++k) {
+    const unsigned row = offsets[topk_expert[t * K + k]] + topk_pos[t * K + k];
+    v[k] = hd[size_t(row) * chunks + c];
+  }
+  float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+  for (unsigned k = 0; k < K; ++k) {
+    const unsigned w[4] = {v[k].x, v[k].y, v[k].z, v[k].w};
+#pragma unroll
+    for (unsigned j = 0; j < 4; ++j) {
+      acc[2 * j] += __uint_as_float(w[j] << 16);
+      acc[2 * j + 1] += __uint_as_float(w[j] & 0xFFFF0000u);
+    }
+  }
+  unsigned out[4];
+#pragma unroll
+  for (unsigned j = 0; j < 4; ++j) {
+    const __nv_bfloat162 h = __floats2bfloat162_rn(acc[2 * j], acc[2 * j + 1]);  // .x the lower column
+    out[j] = *reinterpret_cast<const unsigned*>(&h);
+  }
+  y[size_t(t) * chunks + c] = make_uint4(out[0], out[1], out[2], out[3]);
 }
