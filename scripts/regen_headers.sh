@@ -21,6 +21,8 @@ HEADERS=(
   "$E/qwen_mlp/mma/wgmma_gu.contract.h|$E/qwen_mlp/mma/contract.toml $E/qwen_mlp/mma/contract_medium.toml $E/qwen_mlp/mma/contract_narrow.toml $E/qwen_mlp/mma/contract_small.toml $E/qwen_mlp/mma/contract_small64.toml $E/qwen_mlp/mma/contract_small64_r216.toml $E/moe/gemm/mma_gu.toml $E/moe/gemm/mma_down.toml $E/moe/gemm/mma_gu64.toml $E/moe/gemm/mma_down64.toml"
   "$E/qwen_mlp/cluster/gu_loader_mc.contract.h|$E/qwen_mlp/cluster/loader.toml"
   "$E/qwen_mlp/store/tma_store.contract.h|$E/qwen_mlp/store/contract.toml"
+  "$E/qwen_mlp/store/tma_store_sw.contract.h|$E/qwen_mlp/store/contract_sw.toml"
+  "$E/qwen_mlp/mma/wgmma_gu_sw.contract.h|$E/qwen_mlp/mma/contract_sw.toml $E/moe/gemm/mma_down_sw.toml"
   "$E/qwen_mlp/swiglu/swiglu_epilogue.contract.h|$E/qwen_mlp/swiglu/contract.toml"
   "$E/moe/activation/moe_swiglu.contract.h|$E/moe/activation/contract.toml"
   "$E/moe/combine/moe_combine.contract.h|$E/moe/combine/contract.toml"

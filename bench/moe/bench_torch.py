@@ -183,6 +183,10 @@ class PipeLinkMoE:
                                                  ["ptr", "u32", "u32", "u32", "u32", "ptr", "ptr", "ptr", "ptr", "ptr"])
         self.f_sum_bf16 = pipelink.Function(r, "moe_topk_sum_bf16", ["u32", "u32", "ptr", "ptr", "ptr", "ptr", "ptr"])
         self.counts_p = torch.zeros(E * COUNT_STRIDE, **i32)  # only the best layer's: it leaves them zeroed
+        # down_store_dev_sw: down_store with its accumulator stage in four 128B-swizzled 64-column
+        # panels (wgmma_gu_sw + tma_store_sw: the accumulator stores free of bank conflicts)
+        f = os.path.join(kdir, "down_store_dev_sw.cubin")
+        self.ds_sw = pipelink.Kernel(f, f[:-len(".cubin")] + ".map") if self.dev and os.path.exists(f) else None
         # The gate/up kernel relinked in other tile orders (gate_up_dev_<order>, gate_up64_dev_<order>:
         # the same objects, --tile-order row_major or grouped:8; the default links walk col_major).
         self.gu_orders = {}
@@ -313,16 +317,26 @@ class PipeLinkMoE:
         self.f_scatter.launch((T * K + 255) // 256, 256, T, self.topk_e, self.topk_w, self.topk_pos, self.offsets, self.row_token,
                               self.row_weight)
 
-    def setup_best(self, X, Yb, tiles64):
+    def setup_ds_sw(self):
+        """down_store_dev_sw's parameters: down_store_dev's, with out_map's box [128 x 64] in the 128B swizzle."""
+        self.ds_sw.set(a_map=pipelink.tensor_map(self.Hm, box=(TILE_M, 64), swizzle="128B", l2_promotion="256B"),
+                       out_map=pipelink.tensor_map(self.Hd, box=(TILE_M, 64), swizzle="128B", l2_promotion="256B"),
+                       K=I, w_map=self.w_dn, n_step=256, b_stride=128, expert_rows=H, N=H // 2,
+                       tile_expert=self.tile_expert, M=self.total_d)
+
+    def setup_best(self, X, Yb, tiles64, panels=False):
         """Parameters of layer_best: the row_major gate/up link (64- or 128-row tiles), Yb bf16 [T, H]."""
         if tiles64:
             self.setup_dev64(X, Yb, gu=self.gu_orders[("row_major", True)])
         else:
             self.setup_dev(X, Yb, gu=self.gu_orders[("row_major", False)], ds=self.ds_dev)
+            if panels:
+                self.setup_ds_sw()
 
-    def layer_best(self, X, Yb, tiles64):
+    def layer_best(self, X, Yb, tiles64, panels=False):
         """Routing to Yb (bf16) with no host read and no host-side clears: route_best, the row_major
-        gate/up, down_store, moe_topk_sum_bf16. tiles64: experts padded to 64 rows, else 128."""
+        gate/up, down_store (panels: down_store_dev_sw), moe_topk_sum_bf16. tiles64: experts padded
+        to 64 rows, else 128."""
         if tiles64:
             self.route_best(X, self.align64, self.tm64)
             self.gu_orders[("row_major", True)].launch(self.g_gu64)
@@ -330,7 +344,7 @@ class PipeLinkMoE:
         else:
             self.route_best(X, self.align, TILE_M)
             self.gu_orders[("row_major", False)].launch(self.g_gu_dev)
-            self.ds_dev.launch(self.g_dn_dev)
+            (self.ds_sw if panels else self.ds_dev).launch(self.g_dn_dev)
         T = X.shape[0]
         self.f_sum_bf16.launch(T, H // 8, T, H, self.topk_e, self.topk_pos, self.offsets, self.Hd, Yb)
 
@@ -531,11 +545,11 @@ def main() -> int:
         # layer's fp32 Y rounded to bf16 (the same sums in the same order), and against the reference
         c_best, g_best = {}, {}
         if ("row_major", False) in pl.gu_orders and ("row_major", True) in pl.gu_orders:
-            for t64, yref in ((False, y_dev), (True, y_dev64)):
-                name = "64-row tiles" if t64 else "128-row tiles"
-                c, g, y = check_dev_layer(pl, lambda X_, Y_, t64=t64: pl.setup_best(X_, Y_, t64),
-                                          lambda X_, Y_, t64=t64: pl.layer_best(X_, Y_, t64), X, yref.to(torch.bfloat16), ref,
-                                          atol, rtol, "col_major_layer_rounded")
+            for t64, yref, pan in ((False, y_dev, False), (True, y_dev64, False)) + (((False, y_dev, True),) if pl.ds_sw else ()):
+                name = ("64-row tiles" if t64 else "128-row tiles") + (", down acc panels" if pan else "")
+                c, g, y = check_dev_layer(pl, lambda X_, Y_, t64=t64, pan=pan: pl.setup_best(X_, Y_, t64, pan),
+                                          lambda X_, Y_, t64=t64, pan=pan: pl.layer_best(X_, Y_, t64, pan), X, yref.to(torch.bfloat16),
+                                          ref, atol, rtol, "col_major_layer_rounded")
                 c_best[name], g_best[name] = c, (g, y)
                 all_ok &= c["ok"]
         if pl.dev:
@@ -583,6 +597,9 @@ def main() -> int:
             "pipelink down_store_dev": lambda: pl.ds_dev.launch(pl.g_dn_dev),
             "pipelink moe_topk_s (counters 128 B apart)": lambda: pl.topk_only(logits_t, True),
         }
+        if pl.ds_sw is not None:
+            pl.setup_ds_sw()
+            cont["pipelink down_store_dev_sw (acc panels)"] = lambda: pl.ds_sw.launch(pl.g_dn_dev)
         for name, (g, y, k, is64) in g_ord.items():
             if not is64:  # the 128-row kernel alone on the 128-row routing (the 64-row ones: in their layer graph only)
                 cont[f"pipelink gate_up_dev ({name})"] = lambda k=k: k.launch(pl.g_gu_dev)
@@ -635,6 +652,13 @@ def main() -> int:
             if not is64:
                 claims[f"gate_up_dev {name} / col_major"] = B.paired_ratio(samples[f"pipelink gate_up_dev ({name})"],
                                                                           samples["pipelink gate_up_dev"])
+        if pl.ds_sw is not None:
+            claims["down_store_dev_sw / down_store_dev"] = B.paired_ratio(samples["pipelink down_store_dev_sw (acc panels)"],
+                                                                         samples["pipelink down_store_dev"])
+        if "128-row tiles, down acc panels" in g_best:
+            claims["best layer, down acc panels / best layer, 128-row tiles"] = B.paired_ratio(
+                samples["pipelink best layer, CUDA graph, 128-row tiles, down acc panels"],
+                samples["pipelink best layer, CUDA graph, 128-row tiles"])
         for name in g_best:
             base = "pipelink layer, 64-row tiles, CUDA graph (no host read)" if name.startswith("64") else \
                 "pipelink layer, CUDA graph (no host read)"
@@ -693,7 +717,8 @@ def main() -> int:
         for n in samples:
             tf = {"pipelink gate/up": flops_gu, "torch gate/up (gather + grouped_mm + SwiGLU)": flops_gu,
                   "pipelink down (+ combine, Y zeroed)": flops_dn, "torch down (grouped_mm + scale + index_add)": flops_dn,
-                  "pipelink down_store (GEMM + row store)": flops_dn, "pipelink down_store + top-k sum": flops_dn}.get(n)
+                  "pipelink down_store (GEMM + row store)": flops_dn, "pipelink down_store + top-k sum": flops_dn,
+                  "pipelink down_store_dev": flops_dn, "pipelink down_store_dev_sw (acc panels)": flops_dn}.get(n)
             print(f"  {n:52s} {B.fmt_ms(st[n]):>18s} ms" + (f"  {tf / st[n]['median'] / 1e9:6.1f} TFLOP/s" if tf else ""))
         for n, c in claims.items():
             print(f"  {n:52s} {B.fmt_ratio(c)}")

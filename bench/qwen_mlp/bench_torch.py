@@ -39,6 +39,9 @@ GU_N = 2 * INTER
 ATOL, RTOL_GU, RTOL_H = 1e-3, 2.0 ** -7, 2.0 ** -6
 RTOL_H_BF16_MATH = 2.0 ** -5  # eager torch SwiGLU: silu and the product in bf16, two more roundings
 VARIANTS = ["fused", "fused_medium", "fused_narrow", "fused_small", "gemm", "gemm_medium", "gemm_narrow", "gemm_small"]
+# Timed beside the selected kernels where present, not selected: gemm_sw, the 128 x 128 GEMM whose
+# accumulator stage is four 128-byte-swizzled 64-column panels (no bank conflicts on its stores).
+EXTRA = ["gemm_sw"]
 
 
 def swiglu(gu: torch.Tensor) -> torch.Tensor:
@@ -48,7 +51,7 @@ def swiglu(gu: torch.Tensor) -> torch.Tensor:
 
 def load_kernels(d: str):
     ks = {}
-    for v in VARIANTS:
+    for v in VARIANTS + EXTRA:
         c, m = os.path.join(d, v + ".cubin"), os.path.join(d, v + ".map")
         if os.path.isfile(c) and os.path.isfile(m):
             ks[v] = pipelink.Kernel(c, m)
@@ -62,7 +65,7 @@ def select(ks, kind: str, M: int, sms: int) -> str:
     with the least quantised work ceil(tiles / SMs) * tile area (ties: the wider tile)."""
     best, best_cost, best_n = None, 0.0, 0
     for name, k in ks.items():
-        if not name.startswith(kind):
+        if not name.startswith(kind) or name in EXTRA:
             continue
         tm, tn = k.fact("tile_m"), k.fact("tile_n")
         if (tm < 128) != (M <= 64):
@@ -74,12 +77,14 @@ def select(ks, kind: str, M: int, sms: int) -> str:
     return best
 
 
-def configure(k, fused: bool, X, W, out, M: int, sms: int) -> int:
-    """Sets the kernel's params for M (out: H [M, I] for fused, GU [M, 2I] for gemm); returns the grid."""
+def configure(k, fused: bool, X, W, out, M: int, sms: int, panels: bool = False) -> int:
+    """Sets the kernel's params for M (out: H [M, I] for fused, GU [M, 2I] for gemm); returns the grid.
+    panels: the kernel stores its tile as four 64-column panels in the 128B swizzle (gemm_sw)."""
     tm, tn = k.fact("tile_m"), k.fact("tile_n")
     x_map = pipelink.tensor_map(X, box=(tm, 64), swizzle="128B", l2_promotion="256B")
     w_map = pipelink.tensor_map(W, box=(tn, 64), swizzle="128B", l2_promotion="256B")
-    o_map = pipelink.tensor_map(out, box=(64, tn) if fused else (tm, 2 * tn), swizzle="none", l2_promotion="none")
+    o_map = pipelink.tensor_map(out, box=(64, tn) if fused else (tm, 64) if panels else (tm, 2 * tn),
+                                swizzle="128B" if panels else "none", l2_promotion="none")
     k.set(x_map=x_map, w_map=w_map, out_map=o_map, K=HID, M=M, N=INTER, n_step=tn if fused else 2 * tn,
           b_stride=INTER if fused else tn)
     return min(sms, math.ceil(M / tm) * math.ceil(INTER / tn))
@@ -168,6 +173,20 @@ def main() -> int:
             "swiglu-eager": sw_eager,
             "torch.mm+swiglu-eager": lambda: (mm(), sw_eager()),
         }
+        # the 128 x 128 GEMM with and without the swizzled accumulator panels, side by side
+        OUT_S = OUT_T = None
+        if "gemm_sw" in ks and "gemm" in ks and M >= 128:
+            OUT_S = torch.empty(M, GU_N, dtype=torch.bfloat16, device=dev)
+            OUT_T = torch.empty(M, GU_N, dtype=torch.bfloat16, device=dev)
+            gs = configure(ks["gemm_sw"], False, X, W, OUT_S, M, sms, panels=True)
+            if vg == "gemm":
+                OUT_T = OUT_G
+            else:
+                ks["gemm128"] = pipelink.Kernel(os.path.join(a.kernels, "gemm.cubin"), os.path.join(a.kernels, "gemm.map"))
+                configure(ks["gemm128"], False, X, W, OUT_T, M, sms)
+            g128 = min(sms, math.ceil(M / 128) * math.ceil(INTER / 128))
+            cont["pipelink-gemm-sw (128x128, acc panels)"] = lambda: ks["gemm_sw"].launch(gs)
+            cont["pipelink-gemm (128x128)"] = (lambda: ks["gemm"].launch(gg)) if vg == "gemm" else (lambda: ks["gemm128"].launch(g128))
         if compiled is not None:
             cont["swiglu-compiled"] = sw_comp
             cont["torch.mm+swiglu-compiled"] = lambda: (mm(), sw_comp())
@@ -179,6 +198,9 @@ def main() -> int:
             GU.fill_(float("nan"))
             OUT_F.fill_(float("nan"))
             OUT_G.fill_(float("nan"))
+            for o in (OUT_S, OUT_T):
+                if o is not None:
+                    o.fill_(float("nan"))
             hold.clear()
             fn()
             torch.cuda.synchronize()
@@ -186,12 +208,24 @@ def main() -> int:
                 out, ref, rtol = OUT_F, H32, RTOL_H
             elif name == "pipelink-gemm":
                 out, ref, rtol = OUT_G, GU32, RTOL_GU
+            elif name == "pipelink-gemm-sw (128x128, acc panels)":
+                out, ref, rtol = OUT_S, GU32, RTOL_GU
+            elif name == "pipelink-gemm (128x128)":
+                out, ref, rtol = OUT_T, GU32, RTOL_GU
             elif name == "torch.mm":
                 out, ref, rtol = GU, GU32, RTOL_GU
             else:
                 out, ref, rtol = hold["h"], H32, RTOL_H_BF16_MATH if name.endswith("eager") else RTOL_H
             checks[name] = B.tol_check(out, ref, ATOL, rtol)
             all_ok &= checks[name]["ok"]
+        if OUT_S is not None:  # the same products in another shared-memory layout: bit-equal outputs
+            OUT_S.fill_(float("nan"))
+            OUT_T.fill_(float("nan"))
+            cont["pipelink-gemm-sw (128x128, acc panels)"]()
+            cont["pipelink-gemm (128x128)"]()
+            torch.cuda.synchronize()
+            checks["pipelink-gemm-sw (128x128, acc panels)"]["bit_equal_to_gemm_128x128"] = bool(torch.equal(OUT_S, OUT_T))
+            all_ok &= checks["pipelink-gemm-sw (128x128, acc panels)"]["bit_equal_to_gemm_128x128"]
         del GU32, H32
         # -- timing --
         c0 = B.clocks()
@@ -207,6 +241,11 @@ def main() -> int:
             "pipelink-fused / best torch pair": dict(B.paired_ratio(samples["pipelink-fused"], samples[best_pair]), b=best_pair),
             "pipelink-gemm / torch.mm": dict(B.paired_ratio(samples["pipelink-gemm"], samples["torch.mm"]), b="torch.mm"),
         }
+        if OUT_S is not None:
+            claims["pipelink-gemm-sw / pipelink-gemm (128x128)"] = dict(
+                B.paired_ratio(samples["pipelink-gemm-sw (128x128, acc panels)"], samples["pipelink-gemm (128x128)"]), b="pipelink-gemm (128x128)")
+            claims["pipelink-gemm-sw / torch.mm"] = dict(
+                B.paired_ratio(samples["pipelink-gemm-sw (128x128, acc panels)"], samples["torch.mm"]), b="torch.mm")
         print(f"\n== M = {M}: fused variant {vf} (grid {gf}), gemm variant {vg} (grid {gg})")
         print(f"  clocks before: {B.clocks_line(c0)}\n  clocks after:  {B.clocks_line(c1)}")
         for n in cont:
@@ -220,7 +259,8 @@ def main() -> int:
                                    entries={n: dict(ms=st[n], tflops=None if n.startswith("swiglu") else flops / st[n]["median"] / 1e9,
                                                     check=checks.get(n), runs_ms=samples[n]) for n in cont},
                                    claims=claims))
-        del X, GU, OUT_F, OUT_G
+        del X, GU, OUT_F, OUT_G, OUT_S, OUT_T
+        ks.pop("gemm128", None)
         torch.cuda.empty_cache()
     res["all_ok"] = all_ok
     if a.json:

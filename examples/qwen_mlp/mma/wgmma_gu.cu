@@ -34,7 +34,22 @@
 // tensors and barrier, the arrive modes, and [warps] count. What differs between them (the tile,
 // the instances, the register budget) is compiled in from the -D switches below, so this source
 // declares those records itself, from the constants it uses.
+// -DGU_ACC_PANELS=1 (contract_sw.toml, ../../moe/gemm/mma_down_sw.toml; header wgmma_gu_sw.contract.h):
+// the "acc" stage is four 64-column panels [tile_m x 64], each in the 128-byte swizzle (chunk c of
+// row r at r * 128 + (c ^ r % 8) * 16). In the row-major stage the 8 rows one warp store covers are
+// 2 * tile_n * 2 bytes apart, a multiple of 128, so all 32 lanes hit the same 4 banks: an 8-way
+// conflict on every accumulator store. In the panels the 8 rows' chunks land in 8 different
+// 16-byte bank groups. Only the 128 x 128 tile split by rows (the default macros).
+#ifndef GU_ACC_PANELS
+#define GU_ACC_PANELS 0
+#endif
+#if GU_ACC_PANELS
+#define PL_OWN_INSTANCES  // declared below from the constants the code uses, as for the other variants
+#define PL_OWN_REGISTERS
+#include "wgmma_gu_sw.contract.h"
+#else
 #include "wgmma_gu.contract.h"
+#endif
 
 #include "wgmma_ops.cuh"
 
@@ -152,6 +167,28 @@ PL_COMPONENT(wgmma_gu_main) {
 
     // Accumulator (n8 block j, register 4j + 2h + e) is row row0 + 16 warp + lane/4 + 8h, column
     // col0 + 8j + 2 (lane % 4) + e of each block.
+#if GU_ACC_PANELS
+    static_assert(kTileN == 128 && !kSplitN, "acc panels: the 128 x 128 tile split by rows");
+    out.acquire();
+    {
+      // Panel p holds the tile's columns [64 p, 64 p + 64): gate in panels 0-1, up in 2-3.
+      unsigned char* const panel[4] = {out.p0<unsigned char>(ctx), out.p1<unsigned char>(ctx), out.p2<unsigned char>(ctx),
+                                       out.p3<unsigned char>(ctx)};
+      const unsigned r = row0 + warp * 16u + (lane >> 2);
+#pragma unroll
+      for (unsigned j = 0; j < kAcc / 4; ++j) {  // n8 block j: columns 8j .. 8j + 7, chunk j % 8 of panel j / 8
+#pragma unroll
+        for (unsigned h = 0; h < 2; ++h) {
+          const unsigned row = r + 8u * h;
+          const unsigned off = row * 128u + (((j % 8u) ^ (row & 7u)) << 4) + 4u * (lane & 3u);
+          *reinterpret_cast<unsigned*>(panel[j / 8] + off) = pack_bf16(gate[4 * j + 2 * h], gate[4 * j + 2 * h + 1]);
+          *reinterpret_cast<unsigned*>(panel[2 + j / 8] + off) = pack_bf16(up[4 * j + 2 * h], up[4 * j + 2 * h + 1]);
+        }
+      }
+    }
+    out.commit(ctx);
+    out.advance();
+#else
     out.acquire();
     unsigned char* stage = out.tile<unsigned char>(ctx);
     const unsigned r = row0 + warp * 16u + (lane >> 2);
@@ -171,5 +208,6 @@ PL_COMPONENT(wgmma_gu_main) {
     // through the async proxy, a TMA store), named barrier wg_sync, then thread 0 arrives.
     out.commit(ctx);
     out.advance();
+#endif
   }
 }

@@ -7,7 +7,18 @@
 //
 // Assumes: out_map is a 2-D tensor map over the output [rows, cols] whose box equals the stage
 // shape, no swizzle. Rows past the end of the output are clipped by TMA.
+// With -DTMA_STORE_PANELS=1 (contract_sw.toml, header tma_store_sw.contract.h) a stage is four
+// 64-column panels in the 128-byte swizzle (a main loop's bank-conflict-free accumulator stage):
+// four stores per stage, panel k to columns t.n * 4 * 64 + 64 k; out_map's box is [rows x 64]
+// with the 128B swizzle.
+#ifndef TMA_STORE_PANELS
+#define TMA_STORE_PANELS 0
+#endif
+#if TMA_STORE_PANELS
+#include "tma_store_sw.contract.h"  // pipelink header contract_sw.toml
+#else
 #include "tma_store.contract.h"  // pipelink header contract.toml: names, pipe operations, records
+#endif
 
 PL_FACT_DECL(unsigned, tile_m);
 
@@ -28,13 +39,25 @@ PL_COMPONENT(tma_store_main) {
   const pl::TensorMap* map = C::param::out_map::get(ctx);
   pl::prefetch_tmap(map);
   C::In_out r(ctx);
+#if TMA_STORE_PANELS
+  const unsigned rows = r.rows(C::In_out::tensor::p0::index), cols = 4u * r.cols(C::In_out::tensor::p0::index);
+#else
   const unsigned rows = r.rows(C::In_out::tensor::tile::index), cols = r.cols(C::In_out::tensor::tile::index);
+#endif
   const unsigned per_tile = PL_FACT(tile_m) / rows;
   pl::Tile t;
   for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
     for (unsigned s = 0; s < per_tile; ++s) {
       r.wait();
+#if TMA_STORE_PANELS
+      const int row = static_cast<int>(t.m * PL_FACT(tile_m) + s * rows);
+      store_2d(map, r.p0<unsigned char>(ctx), static_cast<int>(t.n * cols), row);
+      store_2d(map, r.p1<unsigned char>(ctx), static_cast<int>(t.n * cols + cols / 4), row);
+      store_2d(map, r.p2<unsigned char>(ctx), static_cast<int>(t.n * cols + cols / 2), row);
+      store_2d(map, r.p3<unsigned char>(ctx), static_cast<int>(t.n * cols + 3 * cols / 4), row);
+#else
       store_2d(map, r.tile<unsigned char>(ctx), static_cast<int>(t.n * cols), static_cast<int>(t.m * PL_FACT(tile_m) + s * rows));
+#endif
       wait_reads();  // the stage may be refilled once TMA has read it
       r.release_elected();  // arrive = "one": this is the instance's only working thread
       r.advance();
