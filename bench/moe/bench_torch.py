@@ -187,6 +187,8 @@ class PipeLinkMoE:
         # panels (wgmma_gu_sw + tma_store_sw: the accumulator stores free of bank conflicts)
         f = os.path.join(kdir, "down_store_dev_sw.cubin")
         self.ds_sw = pipelink.Kernel(f, f[:-len(".cubin")] + ".map") if self.dev and os.path.exists(f) else None
+        f = os.path.join(kdir, "gate_up_dev_row_major_sw.cubin")  # the row_major gate/up with the same panels
+        self.gu_sw = pipelink.Kernel(f, f[:-len(".cubin")] + ".map") if self.ds_sw is not None and os.path.exists(f) else None
         # The gate/up kernel relinked in other tile orders (gate_up_dev_<order>, gate_up64_dev_<order>:
         # the same objects, --tile-order row_major or grouped:8; the default links walk col_major).
         self.gu_orders = {}
@@ -329,7 +331,7 @@ class PipeLinkMoE:
         if tiles64:
             self.setup_dev64(X, Yb, gu=self.gu_orders[("row_major", True)])
         else:
-            self.setup_dev(X, Yb, gu=self.gu_orders[("row_major", False)], ds=self.ds_dev)
+            self.setup_dev(X, Yb, gu=self.gu_sw if panels else self.gu_orders[("row_major", False)], ds=self.ds_dev)
             if panels:
                 self.setup_ds_sw()
 
@@ -343,7 +345,7 @@ class PipeLinkMoE:
             self.ds64.launch(self.g_dn64)
         else:
             self.route_best(X, self.align, TILE_M)
-            self.gu_orders[("row_major", False)].launch(self.g_gu_dev)
+            (self.gu_sw if panels else self.gu_orders[("row_major", False)]).launch(self.g_gu_dev)
             (self.ds_sw if panels else self.ds_dev).launch(self.g_dn_dev)
         T = X.shape[0]
         self.f_sum_bf16.launch(T, H // 8, T, H, self.topk_e, self.topk_pos, self.offsets, self.Hd, Yb)
@@ -545,8 +547,8 @@ def main() -> int:
         # layer's fp32 Y rounded to bf16 (the same sums in the same order), and against the reference
         c_best, g_best = {}, {}
         if ("row_major", False) in pl.gu_orders and ("row_major", True) in pl.gu_orders:
-            for t64, yref, pan in ((False, y_dev, False), (True, y_dev64, False)) + (((False, y_dev, True),) if pl.ds_sw else ()):
-                name = ("64-row tiles" if t64 else "128-row tiles") + (", down acc panels" if pan else "")
+            for t64, yref, pan in ((False, y_dev, False), (True, y_dev64, False)) + (((False, y_dev, True),) if pl.gu_sw else ()):
+                name = ("64-row tiles" if t64 else "128-row tiles") + (", acc panels" if pan else "")
                 c, g, y = check_dev_layer(pl, lambda X_, Y_, t64=t64, pan=pan: pl.setup_best(X_, Y_, t64, pan),
                                           lambda X_, Y_, t64=t64, pan=pan: pl.layer_best(X_, Y_, t64, pan), X, yref.to(torch.bfloat16),
                                           ref, atol, rtol, "col_major_layer_rounded")
@@ -600,6 +602,9 @@ def main() -> int:
         if pl.ds_sw is not None:
             pl.setup_ds_sw()
             cont["pipelink down_store_dev_sw (acc panels)"] = lambda: pl.ds_sw.launch(pl.g_dn_dev)
+        if pl.gu_sw is not None:
+            pl.setup_dev(X, Y, gu=pl.gu_sw, ds=pl.ds_dev)
+            cont["pipelink gate_up_dev (row_major, acc panels)"] = lambda: pl.gu_sw.launch(pl.g_gu_dev)
         for name, (g, y, k, is64) in g_ord.items():
             if not is64:  # the 128-row kernel alone on the 128-row routing (the 64-row ones: in their layer graph only)
                 cont[f"pipelink gate_up_dev ({name})"] = lambda k=k: k.launch(pl.g_gu_dev)
@@ -655,9 +660,12 @@ def main() -> int:
         if pl.ds_sw is not None:
             claims["down_store_dev_sw / down_store_dev"] = B.paired_ratio(samples["pipelink down_store_dev_sw (acc panels)"],
                                                                          samples["pipelink down_store_dev"])
-        if "128-row tiles, down acc panels" in g_best:
-            claims["best layer, down acc panels / best layer, 128-row tiles"] = B.paired_ratio(
-                samples["pipelink best layer, CUDA graph, 128-row tiles, down acc panels"],
+        if pl.gu_sw is not None and ("row_major", False) in pl.gu_orders:
+            claims["gate_up_dev row_major + acc panels / row_major"] = B.paired_ratio(
+                samples["pipelink gate_up_dev (row_major, acc panels)"], samples["pipelink gate_up_dev (row_major, 128-row tiles)"])
+        if "128-row tiles, acc panels" in g_best:
+            claims["best layer, acc panels / best layer, 128-row tiles"] = B.paired_ratio(
+                samples["pipelink best layer, CUDA graph, 128-row tiles, acc panels"],
                 samples["pipelink best layer, CUDA graph, 128-row tiles"])
         for name in g_best:
             base = "pipelink layer, 64-row tiles, CUDA graph (no host read)" if name.startswith("64") else \
@@ -718,7 +726,9 @@ def main() -> int:
             tf = {"pipelink gate/up": flops_gu, "torch gate/up (gather + grouped_mm + SwiGLU)": flops_gu,
                   "pipelink down (+ combine, Y zeroed)": flops_dn, "torch down (grouped_mm + scale + index_add)": flops_dn,
                   "pipelink down_store (GEMM + row store)": flops_dn, "pipelink down_store + top-k sum": flops_dn,
-                  "pipelink down_store_dev": flops_dn, "pipelink down_store_dev_sw (acc panels)": flops_dn}.get(n)
+                  "pipelink down_store_dev": flops_dn, "pipelink down_store_dev_sw (acc panels)": flops_dn,
+                  "pipelink gate_up_dev": flops_gu, "pipelink gate_up_dev (row_major, 128-row tiles)": flops_gu,
+                  "pipelink gate_up_dev (row_major, acc panels)": flops_gu}.get(n)
             print(f"  {n:52s} {B.fmt_ms(st[n]):>18s} ms" + (f"  {tf / st[n]['median'] / 1e9:6.1f} TFLOP/s" if tf else ""))
         for n, c in claims.items():
             print(f"  {n:52s} {B.fmt_ratio(c)}")

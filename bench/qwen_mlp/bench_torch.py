@@ -41,7 +41,7 @@ RTOL_H_BF16_MATH = 2.0 ** -5  # eager torch SwiGLU: silu and the product in bf16
 VARIANTS = ["fused", "fused_medium", "fused_narrow", "fused_small", "gemm", "gemm_medium", "gemm_narrow", "gemm_small"]
 # Timed beside the selected kernels where present, not selected: gemm_sw, the 128 x 128 GEMM whose
 # accumulator stage is four 128-byte-swizzled 64-column panels (no bank conflicts on its stores).
-EXTRA = ["gemm_sw"]
+EXTRA = ["gemm_sw", "fused_sw"]
 
 
 def swiglu(gu: torch.Tensor) -> torch.Tensor:
@@ -187,6 +187,17 @@ def main() -> int:
             g128 = min(sms, math.ceil(M / 128) * math.ceil(INTER / 128))
             cont["pipelink-gemm-sw (128x128, acc panels)"] = lambda: ks["gemm_sw"].launch(gs)
             cont["pipelink-gemm (128x128)"] = (lambda: ks["gemm"].launch(gg)) if vg == "gemm" else (lambda: ks["gemm128"].launch(g128))
+        OUT_FS = OUT_FT = None
+        if "fused_sw" in ks and "fused" in ks and M >= 128:  # the fused 128 x 128 kernel likewise
+            OUT_FS = torch.empty(M, INTER, dtype=torch.bfloat16, device=dev)
+            OUT_FT = OUT_F if vf == "fused" else torch.empty(M, INTER, dtype=torch.bfloat16, device=dev)
+            gfs = configure(ks["fused_sw"], True, X, W, OUT_FS, M, sms)
+            if vf != "fused":
+                ks["fused128"] = pipelink.Kernel(os.path.join(a.kernels, "fused.cubin"), os.path.join(a.kernels, "fused.map"))
+                configure(ks["fused128"], True, X, W, OUT_FT, M, sms)
+            gf128 = min(sms, math.ceil(M / 128) * math.ceil(INTER / 128))
+            cont["pipelink-fused-sw (128x128, acc panels)"] = lambda: ks["fused_sw"].launch(gfs)
+            cont["pipelink-fused (128x128)"] = (lambda: ks["fused"].launch(gf)) if vf == "fused" else (lambda: ks["fused128"].launch(gf128))
         if compiled is not None:
             cont["swiglu-compiled"] = sw_comp
             cont["torch.mm+swiglu-compiled"] = lambda: (mm(), sw_comp())
@@ -198,7 +209,7 @@ def main() -> int:
             GU.fill_(float("nan"))
             OUT_F.fill_(float("nan"))
             OUT_G.fill_(float("nan"))
-            for o in (OUT_S, OUT_T):
+            for o in (OUT_S, OUT_T, OUT_FS, OUT_FT):
                 if o is not None:
                     o.fill_(float("nan"))
             hold.clear()
@@ -212,6 +223,10 @@ def main() -> int:
                 out, ref, rtol = OUT_S, GU32, RTOL_GU
             elif name == "pipelink-gemm (128x128)":
                 out, ref, rtol = OUT_T, GU32, RTOL_GU
+            elif name == "pipelink-fused-sw (128x128, acc panels)":
+                out, ref, rtol = OUT_FS, H32, RTOL_H
+            elif name == "pipelink-fused (128x128)":
+                out, ref, rtol = OUT_FT, H32, RTOL_H
             elif name == "torch.mm":
                 out, ref, rtol = GU, GU32, RTOL_GU
             else:
@@ -226,6 +241,14 @@ def main() -> int:
             torch.cuda.synchronize()
             checks["pipelink-gemm-sw (128x128, acc panels)"]["bit_equal_to_gemm_128x128"] = bool(torch.equal(OUT_S, OUT_T))
             all_ok &= checks["pipelink-gemm-sw (128x128, acc panels)"]["bit_equal_to_gemm_128x128"]
+        if OUT_FS is not None:
+            OUT_FS.fill_(float("nan"))
+            OUT_FT.fill_(float("nan"))
+            cont["pipelink-fused-sw (128x128, acc panels)"]()
+            cont["pipelink-fused (128x128)"]()
+            torch.cuda.synchronize()
+            checks["pipelink-fused-sw (128x128, acc panels)"]["bit_equal_to_fused_128x128"] = bool(torch.equal(OUT_FS, OUT_FT))
+            all_ok &= checks["pipelink-fused-sw (128x128, acc panels)"]["bit_equal_to_fused_128x128"]
         del GU32, H32
         # -- timing --
         c0 = B.clocks()
@@ -246,6 +269,14 @@ def main() -> int:
                 B.paired_ratio(samples["pipelink-gemm-sw (128x128, acc panels)"], samples["pipelink-gemm (128x128)"]), b="pipelink-gemm (128x128)")
             claims["pipelink-gemm-sw / torch.mm"] = dict(
                 B.paired_ratio(samples["pipelink-gemm-sw (128x128, acc panels)"], samples["torch.mm"]), b="torch.mm")
+        if OUT_FS is not None:
+            claims["pipelink-fused-sw / pipelink-fused (128x128)"] = dict(
+                B.paired_ratio(samples["pipelink-fused-sw (128x128, acc panels)"], samples["pipelink-fused (128x128)"]),
+                b="pipelink-fused (128x128)")
+            claims["pipelink-fused-sw / best torch pair"] = dict(
+                B.paired_ratio(samples["pipelink-fused-sw (128x128, acc panels)"], samples[best_pair]), b=best_pair)
+            claims["pipelink-fused-sw / pipelink-fused (selected)"] = dict(
+                B.paired_ratio(samples["pipelink-fused-sw (128x128, acc panels)"], samples["pipelink-fused"]), b="pipelink-fused")
         print(f"\n== M = {M}: fused variant {vf} (grid {gf}), gemm variant {vg} (grid {gg})")
         print(f"  clocks before: {B.clocks_line(c0)}\n  clocks after:  {B.clocks_line(c1)}")
         for n in cont:
@@ -259,8 +290,9 @@ def main() -> int:
                                    entries={n: dict(ms=st[n], tflops=None if n.startswith("swiglu") else flops / st[n]["median"] / 1e9,
                                                     check=checks.get(n), runs_ms=samples[n]) for n in cont},
                                    claims=claims))
-        del X, GU, OUT_F, OUT_G, OUT_S, OUT_T
+        del X, GU, OUT_F, OUT_G, OUT_S, OUT_T, OUT_FS, OUT_FT
         ks.pop("gemm128", None)
+        ks.pop("fused128", None)
         torch.cuda.empty_cache()
     res["all_ok"] = all_ok
     if a.json:

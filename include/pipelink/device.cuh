@@ -111,6 +111,12 @@ extern "C" __device__ bool pl_tile_at(const Args* args, unsigned iteration, Tile
 __device__ __forceinline__ bool tile_at(const Ctx& ctx, unsigned i, Tile& t) { return pl_tile_at(ctx.args, i, &t); }
 
 // ---- PTX wrappers ---------------------------------------------------------------------------
+// Byte offset of 16-byte chunk `chunk` (0..7) of row `row` in a tensor declared `swizzle =
+// "128B"` (rows of 128 bytes; the layout TMA writes and wgmma reads with the 128-byte swizzle): the
+// chunk index XORed with the row's index within its 8-row, 1024-byte atom. The linker's own
+// accessors (and its generated transfers) use the same definition.
+__device__ __forceinline__ unsigned sw128_offset(unsigned row, unsigned chunk) { return row * 128u + (((chunk ^ row) & 7u) << 4); }
+
 __device__ __forceinline__ unsigned smem_addr(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }

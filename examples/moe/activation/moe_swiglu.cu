@@ -11,7 +11,18 @@
 #ifdef MOE_SWIGLU_COMMIT_ONCE
 #define PL_OWN_ARRIVE_out
 #endif
+// With -DMOE_SWIGLU_PANELS=1 (contract_sw.toml, header moe_swiglu_sw.contract.h) "acc" is four
+// 64-column panels [tile_m x 64] in the 128-byte swizzle (the main loop built with
+// -DGU_ACC_PANELS=1): gate chunk c of a row is chunk c % 8 of panel c / 8, up chunk c of panel
+// 2 + c / 8; tile_n = 128.
+#ifndef MOE_SWIGLU_PANELS
+#define MOE_SWIGLU_PANELS 0
+#endif
+#if MOE_SWIGLU_PANELS
+#include "moe_swiglu_sw.contract.h"
+#else
 #include "moe_swiglu.contract.h"
+#endif
 
 PL_FACT_DECL(unsigned, tile_m);
 PL_FACT_DECL(unsigned, tile_n);
@@ -49,15 +60,28 @@ PL_COMPONENT(moe_swiglu_main) {
   pl::Tile t;
   for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
     in.wait();
+#if MOE_SWIGLU_PANELS
+    const unsigned char* p0 = in.p0<unsigned char>(ctx);
+    const unsigned char* p1 = in.p1<unsigned char>(ctx);
+    const unsigned char* p2 = in.p2<unsigned char>(ctx);
+    const unsigned char* p3 = in.p3<unsigned char>(ctx);
+#else
     const unsigned char* acc = in.tile<unsigned char>(ctx);
+#endif
     for (unsigned part = 0; part < tile_m / out_rows; ++part) {
       out.acquire();
       uint4* dst = out.tile<uint4>(ctx);
       for (unsigned v = ctx.thread(); v < out_rows * chunks; v += ctx.threads()) {
         const unsigned row = part * out_rows + v / chunks, c = v % chunks;
         const float w = row_weight[t.m * tile_m + row];
+#if MOE_SWIGLU_PANELS
+        const unsigned off = pl::sw128_offset(row, c % 8u);
+        const uint4 g = *reinterpret_cast<const uint4*>((c < 8u ? p0 : p1) + off);
+        const uint4 u = *reinterpret_cast<const uint4*>((c < 8u ? p2 : p3) + off);
+#else
         const uint4 g = *reinterpret_cast<const uint4*>(acc + (row * 2u * tile_n + c * 8u) * 2u);
         const uint4 u = *reinterpret_cast<const uint4*>(acc + (row * 2u * tile_n + tile_n + c * 8u) * 2u);
+#endif
         dst[v] = make_uint4(act2(g.x, u.x, w), act2(g.y, u.y, w), act2(g.z, u.z, w), act2(g.w, u.w, w));
       }
 #ifdef MOE_SWIGLU_COMMIT_ONCE

@@ -180,7 +180,7 @@ PL_COMPONENT(wgmma_gu_main) {
 #pragma unroll
         for (unsigned h = 0; h < 2; ++h) {
           const unsigned row = r + 8u * h;
-          const unsigned off = row * 128u + (((j % 8u) ^ (row & 7u)) << 4) + 4u * (lane & 3u);
+          const unsigned off = pl::sw128_offset(row, j % 8u) + 4u * (lane & 3u);
           *reinterpret_cast<unsigned*>(panel[j / 8] + off) = pack_bf16(gate[4 * j + 2 * h], gate[4 * j + 2 * h + 1]);
           *reinterpret_cast<unsigned*>(panel[2 + j / 8] + off) = pack_bf16(up[4 * j + 2 * h], up[4 * j + 2 * h + 1]);
         }

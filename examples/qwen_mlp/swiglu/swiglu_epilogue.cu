@@ -6,7 +6,18 @@
 // bf16: the same arithmetic as a SwiGLU applied to a bf16 GEMM output. 16-byte shared loads and
 // stores, consecutive threads on consecutive 16-byte chunks of a row. Rows at or past M (padding
 // of a partial tile, which the store clips anyway) are skipped.
+//
+// With -DSWIGLU_PANELS=1 (contract_sw.toml, header swiglu_epilogue_sw.contract.h) "acc" is four
+// 64-column panels [tile_m x 64] in the 128-byte swizzle (a main loop built with -DGU_ACC_PANELS=1):
+// gate chunk c of a row is chunk c % 8 of panel c / 8, up chunk c of panel 2 + c / 8; tile_n = 128.
+#ifndef SWIGLU_PANELS
+#define SWIGLU_PANELS 0
+#endif
+#if SWIGLU_PANELS
+#include "swiglu_epilogue_sw.contract.h"  // pipelink header contract_sw.toml
+#else
 #include "swiglu_epilogue.contract.h"  // pipelink header contract.toml: names, pipe operations, records
+#endif
 
 PL_FACT_DECL(unsigned, tile_m);
 PL_FACT_DECL(unsigned, tile_n);
@@ -41,7 +52,14 @@ PL_COMPONENT(swiglu_epilogue_main) {
   pl::Tile t;
   for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
     in.wait();
+#if SWIGLU_PANELS
+    const unsigned char* p0 = in.p0<unsigned char>(ctx);
+    const unsigned char* p1 = in.p1<unsigned char>(ctx);
+    const unsigned char* p2 = in.p2<unsigned char>(ctx);
+    const unsigned char* p3 = in.p3<unsigned char>(ctx);
+#else
     const unsigned char* acc = in.tile<unsigned char>(ctx);
+#endif
     for (unsigned half = 0; half < tile_m / kOutRows; ++half) {
       out.acquire();
       uint4* dst = out.tile<uint4>(ctx);
@@ -49,8 +67,14 @@ PL_COMPONENT(swiglu_epilogue_main) {
       const unsigned rows = first >= M ? 0u : (M - first < kOutRows ? M - first : kOutRows);
       for (unsigned v = ctx.thread(); v < rows * chunks; v += ctx.threads()) {
         const unsigned row = half * kOutRows + v / chunks, c = v % chunks;
+#if SWIGLU_PANELS
+        const unsigned off = pl::sw128_offset(row, c % 8u);
+        const uint4 g = *reinterpret_cast<const uint4*>((c < 8u ? p0 : p1) + off);
+        const uint4 u = *reinterpret_cast<const uint4*>((c < 8u ? p2 : p3) + off);
+#else
         const uint4 g = *reinterpret_cast<const uint4*>(acc + (row * 2u * tile_n + c * 8u) * 2u);
         const uint4 u = *reinterpret_cast<const uint4*>(acc + (row * 2u * tile_n + tile_n + c * 8u) * 2u);
+#endif
         dst[v] = make_uint4(swiglu2(g.x, u.x), swiglu2(g.y, u.y), swiglu2(g.z, u.z), swiglu2(g.w, u.w));
       }
       out.commit(ctx);  // arrive = "warp": fence (a TMA store may read "out"), __syncwarp(), lane 0
