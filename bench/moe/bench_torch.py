@@ -480,6 +480,20 @@ def main() -> int:
         T = max(Ts)
         X = torch.randn(T, H, dtype=torch.bfloat16, device=dev)
         Y = torch.empty(T, H, dtype=torch.float32, device=dev)
+        if pl.gu_sw is not None and ("row_major", False) in pl.gu_orders:
+            # session 9's kernels: the row-major gate/up without and with the accumulator panels,
+            # then down_store without and with them (4 pipelink_kernel launches, same routing)
+            Yb = torch.empty(T, H, dtype=torch.bfloat16, device=dev)
+            pl.setup_best(X, Yb, False, False)
+            pl.route_best(X, pl.align, TILE_M)
+            pl.gu_orders[("row_major", False)].launch(pl.g_gu_dev)
+            pl.setup_best(X, Yb, False, True)
+            pl.gu_sw.launch(pl.g_gu_dev)
+            pl.ds_dev.launch(pl.g_dn_dev)
+            pl.ds_sw.launch(pl.g_dn_dev)
+            torch.cuda.synchronize()
+            print(f"profile: launched gate_up_dev_row_major, gate_up_dev_row_major_sw, down_store_dev, down_store_dev_sw at T = {T}")
+            return 0
         pl.layer(X, Y)  # gate_up, down_store, moe_topk_sum
         pl.down_atomic()
         torch.cuda.synchronize()
