@@ -189,6 +189,12 @@ class PipeLinkMoE:
         self.ds_sw = pipelink.Kernel(f, f[:-len(".cubin")] + ".map") if self.dev and os.path.exists(f) else None
         f = os.path.join(kdir, "gate_up_dev_row_major_sw.cubin")  # the row_major gate/up with the same panels
         self.gu_sw = pipelink.Kernel(f, f[:-len(".cubin")] + ".map") if self.ds_sw is not None and os.path.exists(f) else None
+        # the same two for 64-row tiles
+        f, f2 = os.path.join(kdir, "gate_up64_dev_row_major_sw.cubin"), os.path.join(kdir, "down_store64_dev_sw.cubin")
+        self.gu64_sw = self.ds64_sw = None
+        if self.dev64 and os.path.exists(f) and os.path.exists(f2):
+            self.gu64_sw = pipelink.Kernel(f, f[:-len(".cubin")] + ".map")
+            self.ds64_sw = pipelink.Kernel(f2, f2[:-len(".cubin")] + ".map")
         # The gate/up kernel relinked in other tile orders (gate_up_dev_<order>, gate_up64_dev_<order>:
         # the same objects, --tile-order row_major or grouped:8; the default links walk col_major).
         self.gu_orders = {}
@@ -326,10 +332,20 @@ class PipeLinkMoE:
                        K=I, w_map=self.w_dn, n_step=256, b_stride=128, expert_rows=H, N=H // 2,
                        tile_expert=self.tile_expert, M=self.total_d)
 
+    def setup_ds64_sw(self):
+        """down_store64_dev_sw's parameters: down_store64_dev's, with out_map's box [64 x 64] in the 128B swizzle."""
+        tm = self.tm64
+        self.ds64_sw.set(a_map=pipelink.tensor_map(self.Hm, box=(tm, 64), swizzle="128B", l2_promotion="256B"),
+                         out_map=pipelink.tensor_map(self.Hd, box=(tm, 64), swizzle="128B", l2_promotion="256B"),
+                         K=I, w_map=self.w_dn, n_step=256, b_stride=128, expert_rows=H, N=H // 2,
+                         tile_expert=self.tile_expert, M=self.total_d)
+
     def setup_best(self, X, Yb, tiles64, panels=False):
         """Parameters of layer_best: the row_major gate/up link (64- or 128-row tiles), Yb bf16 [T, H]."""
         if tiles64:
-            self.setup_dev64(X, Yb, gu=self.gu_orders[("row_major", True)])
+            self.setup_dev64(X, Yb, gu=self.gu64_sw if panels else self.gu_orders[("row_major", True)])
+            if panels:
+                self.setup_ds64_sw()
         else:
             self.setup_dev(X, Yb, gu=self.gu_sw if panels else self.gu_orders[("row_major", False)], ds=self.ds_dev)
             if panels:
@@ -341,8 +357,8 @@ class PipeLinkMoE:
         to 64 rows, else 128."""
         if tiles64:
             self.route_best(X, self.align64, self.tm64)
-            self.gu_orders[("row_major", True)].launch(self.g_gu64)
-            self.ds64.launch(self.g_dn64)
+            (self.gu64_sw if panels else self.gu_orders[("row_major", True)]).launch(self.g_gu64)
+            (self.ds64_sw if panels else self.ds64).launch(self.g_dn64)
         else:
             self.route_best(X, self.align, TILE_M)
             (self.gu_sw if panels else self.gu_orders[("row_major", False)]).launch(self.g_gu_dev)
@@ -561,7 +577,8 @@ def main() -> int:
         # layer's fp32 Y rounded to bf16 (the same sums in the same order), and against the reference
         c_best, g_best = {}, {}
         if ("row_major", False) in pl.gu_orders and ("row_major", True) in pl.gu_orders:
-            for t64, yref, pan in ((False, y_dev, False), (True, y_dev64, False)) + (((False, y_dev, True),) if pl.gu_sw else ()):
+            for t64, yref, pan in ((False, y_dev, False), (True, y_dev64, False)) + (((False, y_dev, True),) if pl.gu_sw else ()) \
+                    + (((True, y_dev64, True),) if pl.gu64_sw else ()):
                 name = ("64-row tiles" if t64 else "128-row tiles") + (", acc panels" if pan else "")
                 c, g, y = check_dev_layer(pl, lambda X_, Y_, t64=t64, pan=pan: pl.setup_best(X_, Y_, t64, pan),
                                           lambda X_, Y_, t64=t64, pan=pan: pl.layer_best(X_, Y_, t64, pan), X, yref.to(torch.bfloat16),
@@ -677,6 +694,10 @@ def main() -> int:
         if pl.gu_sw is not None and ("row_major", False) in pl.gu_orders:
             claims["gate_up_dev row_major + acc panels / row_major"] = B.paired_ratio(
                 samples["pipelink gate_up_dev (row_major, acc panels)"], samples["pipelink gate_up_dev (row_major, 128-row tiles)"])
+        if "64-row tiles, acc panels" in g_best:
+            claims["best layer, 64-row acc panels / best layer, 64-row tiles"] = B.paired_ratio(
+                samples["pipelink best layer, CUDA graph, 64-row tiles, acc panels"],
+                samples["pipelink best layer, CUDA graph, 64-row tiles"])
         if "128-row tiles, acc panels" in g_best:
             claims["best layer, acc panels / best layer, 128-row tiles"] = B.paired_ratio(
                 samples["pipelink best layer, CUDA graph, 128-row tiles, acc panels"],

@@ -39,7 +39,8 @@
 // row r at r * 128 + (c ^ r % 8) * 16). In the row-major stage the 8 rows one warp store covers are
 // 2 * tile_n * 2 bytes apart, a multiple of 128, so all 32 lanes hit the same 4 banks: an 8-way
 // conflict on every accumulator store. In the panels the 8 rows' chunks land in 8 different
-// 16-byte bank groups. Only the 128 x 128 tile split by rows (the default macros).
+// 16-byte bank groups. The 128 x 128 tile split by rows (the default macros) and the 64 x 128 tile
+// split by columns over two warpgroups (../../moe/gemm/mma_gu64_sw.toml, mma_down64_sw.toml).
 #ifndef GU_ACC_PANELS
 #define GU_ACC_PANELS 0
 #endif
@@ -168,21 +169,28 @@ PL_COMPONENT(wgmma_gu_main) {
     // Accumulator (n8 block j, register 4j + 2h + e) is row row0 + 16 warp + lane/4 + 8h, column
     // col0 + 8j + 2 (lane % 4) + e of each block.
 #if GU_ACC_PANELS
-    static_assert(kTileN == 128 && !kSplitN, "acc panels: the 128 x 128 tile split by rows");
+    static_assert(kTileN == 128 && (!kSplitN || kInstances == 2),
+                  "acc panels: the 128-column blocks, split by rows (128 x 128) or by columns over two warpgroups (64 x 128)");
     out.acquire();
     {
-      // Panel p holds the tile's columns [64 p, 64 p + 64): gate in panels 0-1, up in 2-3.
-      unsigned char* const panel[4] = {out.p0<unsigned char>(ctx), out.p1<unsigned char>(ctx), out.p2<unsigned char>(ctx),
-                                       out.p3<unsigned char>(ctx)};
+      // Panel p holds the tile's columns [64 p, 64 p + 64): gate in panels 0-1, up in 2-3. Split by
+      // columns, warpgroup i owns columns [64 i, 64 i + 64) of each block: panels i and 2 + i.
+      unsigned char* const p0 = out.p0<unsigned char>(ctx);
+      unsigned char* const p1 = out.p1<unsigned char>(ctx);
+      unsigned char* const p2 = out.p2<unsigned char>(ctx);
+      unsigned char* const p3 = out.p3<unsigned char>(ctx);
       const unsigned r = row0 + warp * 16u + (lane >> 2);
 #pragma unroll
-      for (unsigned j = 0; j < kAcc / 4; ++j) {  // n8 block j: columns 8j .. 8j + 7, chunk j % 8 of panel j / 8
+      for (unsigned j = 0; j < kAcc / 4; ++j) {  // n8 block j: columns col0 + 8j .., chunk j % 8 of panel (col0 + 8j) / 64
+        const unsigned pg = (col0 >> 6) + j / 8u;  // 0 or 1
+        unsigned char* const g_panel = pg ? p1 : p0;
+        unsigned char* const u_panel = pg ? p3 : p2;
 #pragma unroll
         for (unsigned h = 0; h < 2; ++h) {
           const unsigned row = r + 8u * h;
           const unsigned off = pl::sw128_offset(row, j % 8u) + 4u * (lane & 3u);
-          *reinterpret_cast<unsigned*>(panel[j / 8] + off) = pack_bf16(gate[4 * j + 2 * h], gate[4 * j + 2 * h + 1]);
-          *reinterpret_cast<unsigned*>(panel[2 + j / 8] + off) = pack_bf16(up[4 * j + 2 * h], up[4 * j + 2 * h + 1]);
+          *reinterpret_cast<unsigned*>(g_panel + off) = pack_bf16(gate[4 * j + 2 * h], gate[4 * j + 2 * h + 1]);
+          *reinterpret_cast<unsigned*>(u_panel + off) = pack_bf16(up[4 * j + 2 * h], up[4 * j + 2 * h + 1]);
         }
       }
     }
