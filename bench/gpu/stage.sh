@@ -12,10 +12,17 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 rm -rf "$D"
 mkdir -p "$D/bin" "$D/k/qwen_mlp" "$D/k/moe" "$D/py" "$D/src/bench"
 cp "$B"/bench/{bench_qwen_mlp,bench_moe,bench_lvc,bench_util.cubin,swiglu.cubin,lvc_util.cubin} "$D/bin/"
-for k in fused fused_medium fused_narrow fused_small gemm gemm_medium gemm_narrow gemm_small; do
+for k in fused fused_medium fused_narrow fused_small gemm gemm_medium gemm_narrow gemm_small fused_sw gemm_sw; do
   for s in "" _control; do cp "$B/examples/qwen_mlp/$k$s".{cubin,map} "$D/k/qwen_mlp/"; done
 done
 for k in gate_up down down_store gate_up_dev down_store_dev gate_up64_dev down_store64_dev gate_up_dev_pdl down_store_dev_pdl; do
+  for s in "" _control; do cp "$B/examples/moe/$k$s".{cubin,map} "$D/k/moe/"; done
+done
+# session 9's best layer (bench_torch.py): the gate/up relinked in other tile orders, the panel kernels
+for k in gate_up_dev_row_major gate_up64_dev_row_major gate_up_dev_grouped8 gate_up64_dev_grouped8; do
+  cp "$B/examples/moe/$k".{cubin,map} "$D/k/moe/"
+done
+for k in gate_up_dev_row_major_sw down_store_dev_sw gate_up64_dev_row_major_sw down_store64_dev_sw; do
   for s in "" _control; do cp "$B/examples/moe/$k$s".{cubin,map} "$D/k/moe/"; done
 done
 cp "$B/examples/moe/routing.cubin" "$B/examples/moe/routing_pdl.cubin" "$D/k/moe/"
