@@ -41,7 +41,9 @@ RTOL_H_BF16_MATH = 2.0 ** -5  # eager torch SwiGLU: silu and the product in bf16
 VARIANTS = ["fused", "fused_medium", "fused_narrow", "fused_small", "gemm", "gemm_medium", "gemm_narrow", "gemm_small"]
 # Timed beside the selected kernels where present, not selected: gemm_sw, the 128 x 128 GEMM whose
 # accumulator stage is four 128-byte-swizzled 64-column panels (no bank conflicts on its stores).
-EXTRA = ["gemm_sw", "fused_sw"]
+EXTRA = ["gemm_sw", "fused_sw", "gemm_cluster_sw", "fused_cluster_sw"]
+# gemm_cluster_sw / fused_cluster_sw: the same in 2-block clusters with W multicast (gu_loader_mc),
+# timed beside the others at M >= 2048 (not selected).
 
 
 def swiglu(gu: torch.Tensor) -> torch.Tensor:
@@ -216,6 +218,14 @@ def main() -> int:
             gf128 = min(sms, math.ceil(M / 128) * math.ceil(INTER / 128))
             cont["pipelink-fused-sw (128x128, acc panels)"] = lambda: ks["fused_sw"].launch(gfs)
             cont["pipelink-fused (128x128)"] = (lambda: ks["fused"].launch(gf)) if vf == "fused" else (lambda: ks["fused128"].launch(gf128))
+        OUT_CG = OUT_CF = None
+        if "gemm_cluster_sw" in ks and "fused_cluster_sw" in ks and M >= 2048 and OUT_S is not None and OUT_FS is not None:
+            OUT_CG = torch.empty(M, GU_N, dtype=torch.bfloat16, device=dev)
+            OUT_CF = torch.empty(M, INTER, dtype=torch.bfloat16, device=dev)
+            gcg = configure(ks["gemm_cluster_sw"], False, X, W, OUT_CG, M, sms, panels=True)
+            gcf = configure(ks["fused_cluster_sw"], True, X, W, OUT_CF, M, sms)
+            cont["pipelink-gemm-cluster-sw (2-block clusters, W multicast)"] = lambda: ks["gemm_cluster_sw"].launch(gcg)
+            cont["pipelink-fused-cluster-sw (2-block clusters, W multicast)"] = lambda: ks["fused_cluster_sw"].launch(gcf)
         if compiled is not None:
             cont["swiglu-compiled"] = sw_comp
             cont["torch.mm+swiglu-compiled"] = lambda: (mm(), sw_comp())
@@ -227,7 +237,7 @@ def main() -> int:
             GU.fill_(float("nan"))
             OUT_F.fill_(float("nan"))
             OUT_G.fill_(float("nan"))
-            for o in (OUT_S, OUT_T, OUT_FS, OUT_FT):
+            for o in (OUT_S, OUT_T, OUT_FS, OUT_FT, OUT_CG, OUT_CF):
                 if o is not None:
                     o.fill_(float("nan"))
             hold.clear()
@@ -245,6 +255,10 @@ def main() -> int:
                 out, ref, rtol = OUT_FS, H32, RTOL_H
             elif name == "pipelink-fused (128x128)":
                 out, ref, rtol = OUT_FT, H32, RTOL_H
+            elif name.startswith("pipelink-gemm-cluster-sw"):
+                out, ref, rtol = OUT_CG, GU32, RTOL_GU
+            elif name.startswith("pipelink-fused-cluster-sw"):
+                out, ref, rtol = OUT_CF, H32, RTOL_H
             elif name == "torch.mm":
                 out, ref, rtol = GU, GU32, RTOL_GU
             else:
@@ -287,6 +301,15 @@ def main() -> int:
                 B.paired_ratio(samples["pipelink-gemm-sw (128x128, acc panels)"], samples["pipelink-gemm (128x128)"]), b="pipelink-gemm (128x128)")
             claims["pipelink-gemm-sw / torch.mm"] = dict(
                 B.paired_ratio(samples["pipelink-gemm-sw (128x128, acc panels)"], samples["torch.mm"]), b="torch.mm")
+        if OUT_CG is not None:
+            claims["pipelink-gemm-cluster-sw / pipelink-gemm-sw"] = dict(
+                B.paired_ratio(samples["pipelink-gemm-cluster-sw (2-block clusters, W multicast)"],
+                               samples["pipelink-gemm-sw (128x128, acc panels)"]), b="pipelink-gemm-sw (128x128, acc panels)")
+            claims["pipelink-fused-cluster-sw / pipelink-fused-sw"] = dict(
+                B.paired_ratio(samples["pipelink-fused-cluster-sw (2-block clusters, W multicast)"],
+                               samples["pipelink-fused-sw (128x128, acc panels)"]), b="pipelink-fused-sw (128x128, acc panels)")
+            claims["pipelink-gemm-cluster-sw / torch.mm"] = dict(
+                B.paired_ratio(samples["pipelink-gemm-cluster-sw (2-block clusters, W multicast)"], samples["torch.mm"]), b="torch.mm")
         if OUT_FS is not None:
             claims["pipelink-fused-sw / pipelink-fused (128x128)"] = dict(
                 B.paired_ratio(samples["pipelink-fused-sw (128x128, acc panels)"], samples["pipelink-fused (128x128)"]),
@@ -308,7 +331,7 @@ def main() -> int:
                                    entries={n: dict(ms=st[n], tflops=None if n.startswith("swiglu") else flops / st[n]["median"] / 1e9,
                                                     check=checks.get(n), runs_ms=samples[n]) for n in cont},
                                    claims=claims))
-        del X, GU, OUT_F, OUT_G, OUT_S, OUT_T, OUT_FS, OUT_FT
+        del X, GU, OUT_F, OUT_G, OUT_S, OUT_T, OUT_FS, OUT_FT, OUT_CG, OUT_CF
         ks.pop("gemm128", None)
         ks.pop("fused128", None)
         torch.cuda.empty_cache()
