@@ -428,11 +428,25 @@ class PipeLinkMoE:
 def check_dev_layer(pl, setup, layer, X, Y, ref, atol, rtol, other):
     """A layer without a host read (layer_dev or layer_dev64), eager and then captured in one CUDA
     graph: Y against the reference, every routed row of Hm and Hd written (poisoned first), and bit
-    for bit against Y of the layer checked before it (`other`). Returns (check, graph, the graph's
-    output buffer): the caller keeps the buffer alive while it replays the graph, which writes it."""
+    for bit against Y of the layer checked before it (`other`), and the routing's rows: every row
+    below the total either a routed token's or a padding row with token -1 and weight 0 (poisoned
+    first with token 0 / weight 1, an in-range token: Y never reads a padding row, so only this
+    sees a padding row the routing left unwritten, as moe_offsets_pad_s must write them). Returns
+    (check, graph, the graph's output buffer): the caller keeps the buffer alive while it replays
+    the graph, which writes it."""
+    T = X.shape[0]
+
+    def rows_ok(rows):
+        rt, rw = pl.row_token[:rows], pl.row_weight[:rows]
+        pad = rt == -1
+        routed = int(((rt >= 0) & (rt < T)).sum())
+        return int(pad.sum()) + routed == rows and routed == T * K and bool((rw[pad] == 0).all())
+
     Yd = torch.full_like(Y, float("nan"))
     pl.Hm.fill_(float("nan"))
     pl.Hd.fill_(float("nan"))
+    pl.row_token.fill_(0)
+    pl.row_weight.fill_(1.0)
     setup(X, Yd)
     layer(X, Yd)
     torch.cuda.synchronize()
@@ -441,13 +455,16 @@ def check_dev_layer(pl, setup, layer, X, Y, ref, atol, rtol, other):
     c["rows"] = rows
     c["hm_rows_unwritten"] = int(torch.isnan(pl.Hm[:rows].float()).any(dim=1).sum())
     c["hd_rows_unwritten"] = int(torch.isnan(pl.Hd[:rows].float()).any(dim=1).sum())
+    c["routing_rows_ok"] = rows_ok(rows)
     c[f"bit_equal_to_{other}"] = bool(torch.equal(Yd, Y))
-    c["ok"] = c["ok"] and c["hm_rows_unwritten"] == 0 and c["hd_rows_unwritten"] == 0
+    c["ok"] = c["ok"] and c["hm_rows_unwritten"] == 0 and c["hd_rows_unwritten"] == 0 and c["routing_rows_ok"]
     g = B.capture_graph(lambda: layer(X, Yd))
     Yd.fill_(float("nan"))
+    pl.row_token.fill_(0)
+    pl.row_weight.fill_(1.0)
     g.replay()
     torch.cuda.synchronize()
-    c["graph_ok"] = B.tol_check(Yd, ref, atol, rtol)["ok"]
+    c["graph_ok"] = B.tol_check(Yd, ref, atol, rtol)["ok"] and rows_ok(rows)
     c[f"graph_bit_equal_to_{other}"] = bool(torch.equal(Yd, Y))
     c["ok"] = c["ok"] and c["graph_ok"]
     return c, g, Yd

@@ -48,6 +48,14 @@ PL_PROVIDE_LINKED(moe_swiglu_main, out_rows);  // read from the out port's slots
 #ifdef MOE_SWIGLU_COMMIT_ONCE
 PL_ARRIVE(moe_swiglu_main, out, one);
 #endif
+#if MOE_SWIGLU_PANELS
+// The panels this build reads: without these records the object also links under the row-major
+// contract (same warps, arrive modes and facts) and reads the row-major stage as panels.
+PL_COLS(moe_swiglu_main, acc, p0, 64);
+PL_COLS(moe_swiglu_main, acc, p1, 64);
+PL_COLS(moe_swiglu_main, acc, p2, 64);
+PL_COLS(moe_swiglu_main, acc, p3, 64);
+#endif
 
 PL_COMPONENT(moe_swiglu_main) {
   using namespace moe_swiglu;

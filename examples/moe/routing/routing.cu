@@ -134,13 +134,22 @@ extern "C" __global__ void moe_offsets_pad_s(unsigned* __restrict__ counts, unsi
                                              unsigned* __restrict__ total, int* __restrict__ row_token,
                                              float* __restrict__ row_weight) {
   moe_pdl_prologue();
+  // One block only: a second block could read the counters after this one cleared them (and then
+  // overwrite offsets[] with its wrong ones), where moe_offsets_s's extra blocks merely repeat it.
+  if (blockIdx.x != 0) return;
   moe_offsets_body(counts, stride, E, align, tile_m, offsets, tile_expert, total);
   // moe_offsets_body ends with every thread past its __syncthreads and offsets[] written by this
   // block; the counts were read before that barrier, so they may be cleared and reread here.
   __syncthreads();
-  for (unsigned e = threadIdx.x / 32; e < E; e += blockDim.x / 32) {  // one warp per expert
+  // One group of `lanes` threads per expert: a warp (any block of 32 or more threads; the threads
+  // of a last partial warp take no expert), or the whole block when it is smaller than a warp
+  // (blockDim.x / 32 would be 0 there: an endless loop, and rows lanes.. 31 of each pad skipped).
+  const bool small = blockDim.x < 32u;
+  const unsigned lanes = small ? blockDim.x : 32u, groups = small ? 1u : blockDim.x / 32u;
+  const unsigned g = small ? 0u : threadIdx.x / 32u, l = small ? threadIdx.x : threadIdx.x % 32u;
+  for (unsigned e = g; g < groups && e < E; e += groups) {
     const unsigned n = counts[size_t(e) * stride], pad = (n + align - 1) / align * align - n, base = offsets[e] + n;
-    for (unsigned i = threadIdx.x % 32; i < pad; i += 32) {
+    for (unsigned i = l; i < pad; i += lanes) {
       row_token[base + i] = -1;
       row_weight[base + i] = 0.f;
     }

@@ -111,6 +111,18 @@ PL_PROVIDE(wgmma_gu_main, tile_n, wgmma_gu::kTileN);
 PL_PROVIDE(wgmma_gu_main, tile_k, wgmma_gu::kTileK);
 PL_INSTANCES(wgmma_gu_main, wgmma_gu::kInstances);
 PL_REGISTERS(wgmma_gu_main, 216);        // the accumulators fit in 216 (MoE runs it with 216, Qwen with 232)
+// The "acc" stage's tensors as this build writes them. The row-major and the panel builds have the
+// same warps, instances, arrive modes and provided facts, so without these records an object of
+// one links under a contract of the other and the stage is written in a layout its consumer does
+// not read: the linker refuses a record naming a tensor the contract's port does not have.
+#if GU_ACC_PANELS
+PL_COLS(wgmma_gu_main, acc, p0, 64);
+PL_COLS(wgmma_gu_main, acc, p1, 64);
+PL_COLS(wgmma_gu_main, acc, p2, 64);
+PL_COLS(wgmma_gu_main, acc, p3, 64);
+#else
+PL_COLS(wgmma_gu_main, acc, tile, 2 * wgmma_gu::kTileN);
+#endif
 
 PL_COMPONENT(wgmma_gu_main) {
   using namespace wgmma_gu;

@@ -21,6 +21,14 @@
 #endif
 
 PL_FACT_DECL(unsigned, tile_m);
+#if TMA_STORE_PANELS
+// The panels this build stores (four 64-column boxes): without these records the object also
+// links under contract.toml (same warps, arrive mode and registers) and stores 1/4 of each stage.
+PL_COLS(tma_store_main, out, p0, 64);
+PL_COLS(tma_store_main, out, p1, 64);
+PL_COLS(tma_store_main, out, p2, 64);
+PL_COLS(tma_store_main, out, p3, 64);
+#endif
 
 namespace tma_store {
 __device__ __forceinline__ void store_2d(const pl::TensorMap* map, const void* src, int c0, int c1) {

@@ -30,27 +30,31 @@ struct out_map {  // tensormap
 };
 }  // namespace param
 
-// [[port]] out (contract_sw.toml:22): in, arrive = "one", stages = "1".
+// [[port]] out (contract_sw.toml:25): in, arrive = "one", stages = "1".
 struct In_out {
   enum : unsigned { index = 0 };
   enum : long long { arrive = pl::arrive_one };
   enum : unsigned { stages = 1 };
   struct tensor {  // the tensors of a stage, index = contract order
-    struct p0 {  // bf16 [*: the producer's shape, read with rows() / cols()], row, swizzle 128B
+    struct p0 {  // bf16 [tile_m x 64], row, swizzle 128B
       enum : unsigned { index = 0 };
       using type = pl::bf16;
+      enum : unsigned { cols = 64 };
     };
-    struct p1 {  // bf16 [*: the producer's shape, read with rows() / cols()], row, swizzle 128B
+    struct p1 {  // bf16 [tile_m x 64], row, swizzle 128B
       enum : unsigned { index = 1 };
       using type = pl::bf16;
+      enum : unsigned { cols = 64 };
     };
-    struct p2 {  // bf16 [*: the producer's shape, read with rows() / cols()], row, swizzle 128B
+    struct p2 {  // bf16 [tile_m x 64], row, swizzle 128B
       enum : unsigned { index = 2 };
       using type = pl::bf16;
+      enum : unsigned { cols = 64 };
     };
-    struct p3 {  // bf16 [*: the producer's shape, read with rows() / cols()], row, swizzle 128B
+    struct p3 {  // bf16 [tile_m x 64], row, swizzle 128B
       enum : unsigned { index = 3 };
       using type = pl::bf16;
+      enum : unsigned { cols = 64 };
     };
   };
   pl::PipeReader pipe;  // underneath; arriving through it directly bypasses the mode

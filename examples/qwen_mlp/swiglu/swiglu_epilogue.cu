@@ -41,6 +41,14 @@ __device__ __forceinline__ unsigned swiglu2(unsigned g, unsigned u) {
 
 // What this code compiles in beyond the header's records, checked against contract.toml.
 PL_ROWS(swiglu_epilogue_main, out, tile, swiglu_epilogue::kOutRows);
+#if SWIGLU_PANELS
+// The panels this build reads: without these records the object also links under the row-major
+// contract (same warps, arrive modes and facts) and reads the row-major stage as panels.
+PL_COLS(swiglu_epilogue_main, acc, p0, 64);
+PL_COLS(swiglu_epilogue_main, acc, p1, 64);
+PL_COLS(swiglu_epilogue_main, acc, p2, 64);
+PL_COLS(swiglu_epilogue_main, acc, p3, 64);
+#endif
 
 PL_COMPONENT(swiglu_epilogue_main) {
   using namespace swiglu_epilogue;
