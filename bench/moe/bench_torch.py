@@ -719,6 +719,12 @@ def main() -> int:
             claims["best layer, acc panels / best layer, 128-row tiles"] = B.paired_ratio(
                 samples["pipelink best layer, CUDA graph, 128-row tiles, acc panels"],
                 samples["pipelink best layer, CUDA graph, 128-row tiles"])
+        # The rule for the best layer, fixed (session 9) before the run that measured it: 64-row tiles
+        # when the average expert has fewer routed rows than one 128-row tile (T * K / E < 128), else
+        # 128-row tiles; both with the accumulator panels.
+        rule_name = ("64-row tiles" if T * K / E < 128 else "128-row tiles") + ", acc panels"
+        rule = dict(T=T, choice=rule_name, ms=B.stats(samples[f"pipelink best layer, CUDA graph, {rule_name}"])) \
+            if rule_name in g_best else None
         for name in g_best:
             base = "pipelink layer, 64-row tiles, CUDA graph (no host read)" if name.startswith("64") else \
                 "pipelink layer, CUDA graph (no host read)"
@@ -784,11 +790,13 @@ def main() -> int:
             print(f"  {n:52s} {B.fmt_ms(st[n]):>18s} ms" + (f"  {tf / st[n]['median'] / 1e9:6.1f} TFLOP/s" if tf else ""))
         for n, c in claims.items():
             print(f"  {n:52s} {B.fmt_ratio(c)}")
+        if rule is not None:
+            print(f"  best layer by the fixed rule: {rule['choice']}: {B.fmt_ms(rule['ms'])} ms")
         res["results"].append(dict(T=T, rows=total, clocks_before=c0, clocks_after=c1, flops_gate_up=flops_gu, flops_down=flops_dn,
                                    check_pipelink=c_pl, check_pipelink_scatter_add=c_at, check_torch=c_t, check_pipelink_vs_torch=c_x,
                                    check_pipelink_no_host_read=c_dev, check_pipelink_64_row_no_host_read=c_dev64, rows_64=total64,
                                    check_pipelink_no_host_read_pdl=c_pdl, check_pipelink_no_host_read_padded=c_devs,
-                                   check_gate_up_orders=c_ord, check_best_layer=c_best,
+                                   check_gate_up_orders=c_ord, check_best_layer=c_best, best_layer_rule=rule,
                                    torch_graph_error=t_graph_err,
                                    entries={n: dict(ms=st[n], runs_ms=samples[n]) for n in samples}, claims=claims))
         del X, Y, ref, p, h_t, hold, g_dev, g_dev64, y_dev, y_dev64, g_pdl, y_pdl, g_devs, y_devs, logits_t, g_ord, g_best
@@ -839,12 +847,14 @@ def write_md(path, res):
             base = "pipelink layer, 64-row tiles, CUDA graph (no host read)" if name.startswith("64") else \
                 "pipelink layer, CUDA graph (no host read)"
             tg = "torch layer, CUDA graph"
-            best.append(f"| {r['T']} | {name} | {B.fmt_ms(e[f'pipelink best layer, CUDA graph, {name}']['ms'])} | {B.fmt_ms(e[base]['ms'])} | "
+            mark = " (the rule's)" if (r.get("best_layer_rule") or {}).get("choice") == name else ""
+            best.append(f"| {r['T']} | {name}{mark} | {B.fmt_ms(e[f'pipelink best layer, CUDA graph, {name}']['ms'])} | {B.fmt_ms(e[base]['ms'])} | "
                         f"{B.fmt_ratio(c[f'best layer, {name} / the graph layer of its tile height'])} | "
                         + (f"{B.fmt_ms(e[tg]['ms'])} | {B.fmt_ratio(c[f'best layer, {name} / torch graph layer'])} |" if tg in e else "- | - |"))
     if best:
         L.append("\n## The best layer (routing counters 128 B apart and zeroed by the offsets kernel, which writes the padding rows; "
-                 "row_major gate/up; down_store; the top-k sum writing bf16 Y), one CUDA graph\n")
+                 "row_major gate/up; down_store; the top-k sum writing bf16 Y), one CUDA graph. The rule, fixed before the run: 64-row "
+                 "tiles where T * 8 / 128 < 128 routed rows per expert, else 128-row, both with the acc panels\n")
         L.append("| tokens | tiles | best layer ms | graph layer of that tile height ms | ratio | torch layer, CUDA graph ms | ratio |\n"
                  "|---:|---|---|---|---|---|---|")
         L += best
