@@ -41,7 +41,8 @@ RTOL_H_BF16_MATH = 2.0 ** -5  # eager torch SwiGLU: silu and the product in bf16
 VARIANTS = ["fused", "fused_medium", "fused_narrow", "fused_small", "gemm", "gemm_medium", "gemm_narrow", "gemm_small"]
 # Timed beside the selected kernels where present, not selected: gemm_sw, the 128 x 128 GEMM whose
 # accumulator stage is four 128-byte-swizzled 64-column panels (no bank conflicts on its stores).
-EXTRA = ["gemm_sw", "fused_sw", "gemm_cluster_sw", "fused_cluster_sw"]
+EXTRA = ["gemm_sw", "fused_sw", "gemm_cluster_sw", "fused_cluster_sw", "gemm_sw_pair", "fused_sw_pair"]
+# gemm_sw_pair / fused_sw_pair: the panel kernels with one m64n256k16 per k16 step (A read once).
 # gemm_cluster_sw / fused_cluster_sw: the same in 2-block clusters with W multicast (gu_loader_mc),
 # timed beside the others at M >= 2048 (not selected).
 
@@ -226,6 +227,14 @@ def main() -> int:
             gcf = configure(ks["fused_cluster_sw"], True, X, W, OUT_CF, M, sms)
             cont["pipelink-gemm-cluster-sw (2-block clusters, W multicast)"] = lambda: ks["gemm_cluster_sw"].launch(gcg)
             cont["pipelink-fused-cluster-sw (2-block clusters, W multicast)"] = lambda: ks["fused_cluster_sw"].launch(gcf)
+        OUT_PG = OUT_PF = None
+        if "gemm_sw_pair" in ks and "fused_sw_pair" in ks and M >= 1024 and OUT_S is not None and OUT_FS is not None:
+            OUT_PG = torch.empty(M, GU_N, dtype=torch.bfloat16, device=dev)
+            OUT_PF = torch.empty(M, INTER, dtype=torch.bfloat16, device=dev)
+            gpg = configure(ks["gemm_sw_pair"], False, X, W, OUT_PG, M, sms, panels=True)
+            gpf = configure(ks["fused_sw_pair"], True, X, W, OUT_PF, M, sms)
+            cont["pipelink-gemm-sw-pair (one m64n256k16)"] = lambda: ks["gemm_sw_pair"].launch(gpg)
+            cont["pipelink-fused-sw-pair (one m64n256k16)"] = lambda: ks["fused_sw_pair"].launch(gpf)
         if compiled is not None:
             cont["swiglu-compiled"] = sw_comp
             cont["torch.mm+swiglu-compiled"] = lambda: (mm(), sw_comp())
@@ -237,7 +246,7 @@ def main() -> int:
             GU.fill_(float("nan"))
             OUT_F.fill_(float("nan"))
             OUT_G.fill_(float("nan"))
-            for o in (OUT_S, OUT_T, OUT_FS, OUT_FT, OUT_CG, OUT_CF):
+            for o in (OUT_S, OUT_T, OUT_FS, OUT_FT, OUT_CG, OUT_CF, OUT_PG, OUT_PF):
                 if o is not None:
                     o.fill_(float("nan"))
             hold.clear()
@@ -255,6 +264,10 @@ def main() -> int:
                 out, ref, rtol = OUT_FS, H32, RTOL_H
             elif name == "pipelink-fused (128x128)":
                 out, ref, rtol = OUT_FT, H32, RTOL_H
+            elif name.startswith("pipelink-gemm-sw-pair"):
+                out, ref, rtol = OUT_PG, GU32, RTOL_GU
+            elif name.startswith("pipelink-fused-sw-pair"):
+                out, ref, rtol = OUT_PF, H32, RTOL_H
             elif name.startswith("pipelink-gemm-cluster-sw"):
                 out, ref, rtol = OUT_CG, GU32, RTOL_GU
             elif name.startswith("pipelink-fused-cluster-sw"):
@@ -301,6 +314,20 @@ def main() -> int:
                 B.paired_ratio(samples["pipelink-gemm-sw (128x128, acc panels)"], samples["pipelink-gemm (128x128)"]), b="pipelink-gemm (128x128)")
             claims["pipelink-gemm-sw / torch.mm"] = dict(
                 B.paired_ratio(samples["pipelink-gemm-sw (128x128, acc panels)"], samples["torch.mm"]), b="torch.mm")
+        if OUT_PG is not None:
+            OUT_PG.fill_(float("nan"))
+            OUT_S.fill_(float("nan"))
+            cont["pipelink-gemm-sw-pair (one m64n256k16)"]()
+            cont["pipelink-gemm-sw (128x128, acc panels)"]()
+            torch.cuda.synchronize()
+            checks["pipelink-gemm-sw-pair (one m64n256k16)"]["bit_equal_to_gemm_sw"] = bool(torch.equal(OUT_PG, OUT_S))
+            all_ok &= checks["pipelink-gemm-sw-pair (one m64n256k16)"]["bit_equal_to_gemm_sw"]
+            claims["pipelink-gemm-sw-pair / pipelink-gemm-sw"] = dict(
+                B.paired_ratio(samples["pipelink-gemm-sw-pair (one m64n256k16)"], samples["pipelink-gemm-sw (128x128, acc panels)"]),
+                b="pipelink-gemm-sw (128x128, acc panels)")
+            claims["pipelink-fused-sw-pair / pipelink-fused-sw"] = dict(
+                B.paired_ratio(samples["pipelink-fused-sw-pair (one m64n256k16)"], samples["pipelink-fused-sw (128x128, acc panels)"]),
+                b="pipelink-fused-sw (128x128, acc panels)")
         if OUT_CG is not None:
             claims["pipelink-gemm-cluster-sw / pipelink-gemm-sw"] = dict(
                 B.paired_ratio(samples["pipelink-gemm-cluster-sw (2-block clusters, W multicast)"],
@@ -331,7 +358,7 @@ def main() -> int:
                                    entries={n: dict(ms=st[n], tflops=None if n.startswith("swiglu") else flops / st[n]["median"] / 1e9,
                                                     check=checks.get(n), runs_ms=samples[n]) for n in cont},
                                    claims=claims))
-        del X, GU, OUT_F, OUT_G, OUT_S, OUT_T, OUT_FS, OUT_FT, OUT_CG, OUT_CF
+        del X, GU, OUT_F, OUT_G, OUT_S, OUT_T, OUT_FS, OUT_FT, OUT_CG, OUT_CF, OUT_PG, OUT_PF
         ks.pop("gemm128", None)
         ks.pop("fused128", None)
         torch.cuda.empty_cache()

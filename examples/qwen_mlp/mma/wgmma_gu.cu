@@ -68,6 +68,11 @@
 #ifndef GU_INFLIGHT
 #define GU_INFLIGHT 0
 #endif
+// -DGU_PAIR=1 (the 128 x 128 tile split by rows only): each k16 step issues one m64n256k16 over the
+// gate and up blocks together instead of two m64n128k16, so the warpgroup reads its A slice once.
+#ifndef GU_PAIR
+#define GU_PAIR 0
+#endif
 
 namespace wgmma_gu {
 constexpr unsigned kInstances = GU_INSTANCES;
@@ -77,6 +82,7 @@ constexpr unsigned kCols = kSplitN ? kTileN / kInstances : kTileN;  // columns p
 constexpr unsigned kAcc = kCols / 2;  // f32 accumulator registers per thread per block
 static_assert(kTileM == (kSplitN ? 64u : 64u * kInstances), "64 rows per warpgroup");
 static_assert(kTileK * 2 == 128, "K slices are 128 bytes: one 128-byte swizzle row");
+static_assert(!GU_PAIR || (kTileN == 128 && !kSplitN), "GU_PAIR: the 128 x 128 tile split by rows");
 
 namespace C = pl_contract::wgmma_gu_main;
 
@@ -148,8 +154,13 @@ PL_COMPONENT(wgmma_gu_main) {
 #pragma unroll
       for (unsigned k = 0; k < kTileK / 16; ++k) {
         const int scale = (kt > 0 || k > 0) ? 1 : 0;  // the first step of a tile overwrites
+#if GU_PAIR
+        // one m64n256k16 over both blocks (rows [0, 256) of the B slice: gate, then up), A read once
+        wgmma_m64n256k16_pair(gate, up, desc_sw128(a + k * 32u), desc_sw128(b + k * 32u), scale);
+#else
         mma_step(gate, desc_sw128(a + k * 32u), desc_sw128(b + col0 * 128u + k * 32u), scale);
         mma_step(up, desc_sw128(a + k * 32u), desc_sw128(b + (kTileN + col0) * 128u + k * 32u), scale);
+#endif
       }
       wgmma_commit();
 #if GU_INFLIGHT
