@@ -170,21 +170,19 @@ extern "C" __global__ void moe_scatter(unsigned T, const int* __restrict__ topk_
 }
 
 // hidden = 8 * blockDim.x (2048 = 8 x 256): each thread sums one 16-byte chunk of 8 bf16 columns
-// over the token's 8 rows (eight independent loads in flight), and writes 8 fp32 values.
-extern "C" __global__ void moe_topk_sum(unsigned T, unsigned hidden, const int* __restrict__ topk_expert,
-                                        const unsigned* __restrict__ topk_pos, const unsigned* __restrict__ offsets,
-                                        const uint4* __restrict__ hd, float4* __restrict__ y) {
-  moe_pdl_prologue();
+// over the token's 8 rows (eight independent loads in flight), in fp32.
+__device__ __forceinline__ void moe_topk_sum_chunk(unsigned t, unsigned c, unsigned chunks, const int* __restrict__ topk_expert,
+                                                   const unsigned* __restrict__ topk_pos, const unsigned* __restrict__ offsets,
+                                                   const uint4* __restrict__ hd, float (&acc)[8]) {
   constexpr unsigned K = 8;
-  const unsigned t = blockIdx.x, c = threadIdx.x, chunks = hidden / 8;
-  if (t >= T || c >= chunks) return;
   uint4 v[K];
 #pragma unroll
   for (unsigned k = 0; k < K; ++k) {
     const unsigned row = offsets[topk_expert[t * K + k]] + topk_pos[t * K + k];
     v[k] = hd[size_t(row) * chunks + c];
   }
-  float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+  for (unsigned j = 0; j < 8; ++j) acc[j] = 0.f;
 #pragma unroll
   for (unsigned k = 0; k < K; ++k) {
     const unsigned w[4] = {v[k].x, v[k].y, v[k].z, v[k].w};
@@ -194,6 +192,17 @@ extern "C" __global__ void moe_topk_sum(unsigned T, unsigned hidden, const int* 
       acc[2 * j + 1] += __uint_as_float(w[j] & 0xFFFF0000u);
     }
   }
+}
+
+// ... and writes the 8 sums as fp32.
+extern "C" __global__ void moe_topk_sum(unsigned T, unsigned hidden, const int* __restrict__ topk_expert,
+                                        const unsigned* __restrict__ topk_pos, const unsigned* __restrict__ offsets,
+                                        const uint4* __restrict__ hd, float4* __restrict__ y) {
+  moe_pdl_prologue();
+  const unsigned t = blockIdx.x, c = threadIdx.x, chunks = hidden / 8;
+  if (t >= T || c >= chunks) return;
+  float acc[8];
+  moe_topk_sum_chunk(t, c, chunks, topk_expert, topk_pos, offsets, hd, acc);
   y[(size_t(t) * chunks + c) * 2] = make_float4(acc[0], acc[1], acc[2], acc[3]);
   y[(size_t(t) * chunks + c) * 2 + 1] = make_float4(acc[4], acc[5], acc[6], acc[7]);
 }
@@ -204,25 +213,10 @@ extern "C" __global__ void moe_topk_sum_bf16(unsigned T, unsigned hidden, const 
                                              const unsigned* __restrict__ topk_pos, const unsigned* __restrict__ offsets,
                                              const uint4* __restrict__ hd, uint4* __restrict__ y) {
   moe_pdl_prologue();
-  constexpr unsigned K = 8;
   const unsigned t = blockIdx.x, c = threadIdx.x, chunks = hidden / 8;
   if (t >= T || c >= chunks) return;
-  uint4 v[K];
-#pragma unroll
-  for (unsigned k = 0; k < K; ++k) {
-    const unsigned row = offsets[topk_expert[t * K + k]] + topk_pos[t * K + k];
-    v[k] = hd[size_t(row) * chunks + c];
-  }
-  float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-  for (unsigned k = 0; k < K; ++k) {
-    const unsigned w[4] = {v[k].x, v[k].y, v[k].z, v[k].w};
-#pragma unroll
-    for (unsigned j = 0; j < 4; ++j) {
-      acc[2 * j] += __uint_as_float(w[j] << 16);
-      acc[2 * j + 1] += __uint_as_float(w[j] & 0xFFFF0000u);
-    }
-  }
+  float acc[8];
+  moe_topk_sum_chunk(t, c, chunks, topk_expert, topk_pos, offsets, hd, acc);
   unsigned out[4];
 #pragma unroll
   for (unsigned j = 0; j < 4; ++j) {
