@@ -4,8 +4,9 @@ Python on PyTorch tensors, checked against PyTorch, then captured in a CUDA grap
 
     PYTHONPATH=build/python python3 tests/gpu/python_qwen.py [BUILD_DIR]
 
-For each tile variant (fused: 128x128, two consumer warpgroups; fused_small: 64x104, one; and
-fused_small linked with min_registers=True, whose map must show the entry cap of 136 ptxas kept):
+For each tile variant (fused: 128x128, two consumer warpgroups; fused_small: 64x104, one; fused_sw:
+128x128 with the accumulator stage in four 128B-swizzled panels; and fused_small linked with
+min_registers=True, whose map must show the entry cap of 136 ptxas kept):
   1. link it from Python (pipelink.link) from the build's component objects, and compare the
      cubin with the one the build linked through the command line;
   2. load it (pipelink.Kernel), build the three tensor maps from torch tensors, launch it on
@@ -61,6 +62,9 @@ VARIANTS = {
                Q / "store/contract.toml"], [256, 1000]),
     "fused_small": ([Q / "loader/contract_small.toml", Q / "mma/contract_small.toml", Q / "swiglu/contract.toml",
                      Q / "store/contract.toml"], [64, 40]),
+    # the 128x128 tile whose accumulator stage is four 128B-swizzled panels (session 9)
+    "fused_sw": ([Q / "loader/contract.toml", Q / "mma/contract_sw.toml", Q / "mma/contract_sw.toml", Q / "swiglu/contract_sw.toml",
+                  Q / "store/contract.toml"], [256, 1000]),
     # the same linked with --min-registers: the entry launches with (232 + 40) / 2 = 136 registers
     # a thread (__maxnreg__) and setmaxnreg raises the main loop's warpgroup to 232 within them
     "fused_small_mr": ([Q / "loader/contract_small.toml", Q / "mma/contract_small.toml", Q / "swiglu/contract.toml",
