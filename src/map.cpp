@@ -128,10 +128,22 @@ std::string render_map(const LinkContext& ctx) {
         << " (multicast) + " << written - shared << " unshared; empty barrier: " << p.empty_count / p.multicast
         << " arrivals from each of the " << p.multicast << " blocks (remote arrives)\n";
     }
-    for (const PipeTensor& t : p.tensors)
+    for (const PipeTensor& t : p.tensors) {
       o << "    tensor " << printable(t.name) << " " << t.dtype << "[" << t.rows << "x" << t.cols << "] " << t.layout << "/" << t.swizzle
         << " at +" << t.offset << " (" << t.bytes() << " bytes)"
         << (t.tile_coords.empty() ? std::string() : ", tile_coords " + t.tile_coords) << "\n";
+      // A component's threads (not TMA, not a generated transfer) fill this stage, and its
+      // unswizzled lines are a whole number of 128-byte bank cycles apart: a store that covers one
+      // column slice of 8 lines (a wgmma accumulator fragment does) puts all 8 in the same banks.
+      // A note, not a warning: the linker sees the layout, not the access pattern
+      // (docs/components.md, section 5.3a).
+      const bool row = t.layout == "row";
+      const int64_t lines = row ? t.rows : t.cols, pitch = (row ? t.cols : t.rows) * t.elem_bytes;
+      if (!p.tx && p.transfer_from < 0 && t.swizzle == "none" && lines >= 8 && pitch >= 128 && pitch % 128 == 0)
+        o << "      note: filled by thread stores; its " << lines << " lines are " << pitch
+          << " bytes apart, a multiple of the 128-byte bank cycle: a store covering one column slice of 8 lines is an 8-way "
+             "bank conflict (128B-swizzled panels avoid it: docs/components.md 5.3a)\n";
+    }
   }
 
   o << "\n== named barriers  (id 0 = __syncthreads)\n";
