@@ -26,7 +26,7 @@
 #               [OUTPUT <cubin>] [MAP] [CONTROL] [SAVE_TEMPS] [CONNECT <PORT=PIPE>...]
 #               [DEFINES <NAME[=V]>...] [INCLUDE_DIRECTORIES <dir>...] [KERNEL_NAME <name>]
 #               [ARCH sm_90a] [PDL] [PDL_EARLY_TRIGGER] [TILE_ORDER <order>] [BLOCKS_PER_SM <n>] [MIN_REGISTERS]
-#               [EXCLUDE_FROM_ALL])
+#               [TILE_SCHEDULE data-parallel|stream-k] [EXCLUDE_FROM_ALL])
 #   Runs `pipelink link` over the components' contracts, in order (a component listed twice is
 #   instantiated twice), searching the components' output directories (-L). Writes OUTPUT
 #   (default <current binary dir>/<name>.cubin; relative paths are relative to it), with MAP also
@@ -34,7 +34,8 @@
 #   <base>_control.map with MAP) through `pipelink link --control`. PDL links both with --pdl
 #   (programmatic dependent launch: the entry waits before any role; the runtime launches with
 #   the attribute; PDL_EARLY_TRIGGER adds --pdl-early-trigger). TILE_ORDER (row_major, col_major or grouped:G) is --tile-order for both: the
-#   order of the tile sequence, for components whose [tiles] say order = "any". BLOCKS_PER_SM is
+#   order of the tile sequence, for components whose [tiles] say order = "any". TILE_SCHEDULE is
+#   --tile-schedule for both (stream-k: tiles split along k, docs/contracts.md). BLOCKS_PER_SM is
 #   --blocks-per-sm for both (that many blocks fit on one SM); MIN_REGISTERS is --min-registers for
 #   both (launch with the fewest registers the warpgroups' budgets fit in). Creates the custom target
 #   <name> (built by `all` unless EXCLUDE_FROM_ALL) with the properties PIPELINK_CUBIN,
@@ -215,7 +216,7 @@ endfunction()
 
 function(pipelink_link)
   cmake_parse_arguments(PARSE_ARGV 0 A "CONTROL;MAP;SAVE_TEMPS;EXCLUDE_FROM_ALL;PDL;PDL_EARLY_TRIGGER;MIN_REGISTERS"
-    "TARGET;OUTPUT;KERNEL_NAME;ARCH;TILE_ORDER;BLOCKS_PER_SM"
+    "TARGET;OUTPUT;KERNEL_NAME;ARCH;TILE_ORDER;TILE_SCHEDULE;BLOCKS_PER_SM"
     "COMPONENTS;CONNECT;DEFINES;INCLUDE_DIRECTORIES")
   if(A_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "pipelink_link: unknown arguments: ${A_UNPARSED_ARGUMENTS}")
@@ -287,6 +288,9 @@ function(pipelink_link)
   endif()
   if(A_TILE_ORDER)
     list(APPEND common --tile-order "${A_TILE_ORDER}")
+  endif()
+  if(A_TILE_SCHEDULE)
+    list(APPEND common --tile-schedule "${A_TILE_SCHEDULE}")
   endif()
   if(A_BLOCKS_PER_SM)
     list(APPEND common --blocks-per-sm ${A_BLOCKS_PER_SM})   # the control too

@@ -308,6 +308,19 @@ void assign_params(LinkContext& ctx) {
       }
       ctx.params[it->second].users.push_back("tile sequence");
     }
+  // Units read the k extent (declared by the components that walk k ranges); under stream-k the
+  // workspace's address is one more word, which the runtime fills (manifest line `workspace`).
+  if (ctx.k_walk) {
+    auto it = index.find(ctx.k_extent);
+    if (it != index.end()) ctx.params[it->second].users.push_back("tile sequence (k)");
+  }
+  if (ctx.stream_k && ctx.partials_owner) {
+    ctx.workspace_slot = ctx.word_slots++;
+    ctx.workspace_stride = (ctx.partial_bytes * ctx.partial_instances + 127) / 128 * 128 + 128;
+    if (ctx.partial_instances > 32)
+      ctx.diags.error("capacity", "component '" + ctx.partials_owner->name + "' has " + std::to_string(ctx.partial_instances) +
+                                      " instances summing partials; a block's flag line holds 32", ctx.partials_owner->tiles.partial_loc);
+  }
   if (ctx.tmap_slots > pl::kArgTensorMaps)
     ctx.diags.error("capacity", "the link has " + std::to_string(ctx.tmap_slots) + " tensormap params; pl::Args holds " +
                                     std::to_string(pl::kArgTensorMaps));

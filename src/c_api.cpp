@@ -153,6 +153,7 @@ int pl_options_set(pl_options* o, const char* key, const char* value, char* err,
     else if (k == "cache_dir") opt.cache_dir = v;
     else if (k == "kernel_name") opt.kernel_name = v;
     else if (k == "tile_order") opt.tile_order = v;
+    else if (k == "tile_schedule") opt.tile_schedule = v;
     else if (k == "blocks_per_sm") {
       if (v.empty() || v.size() > 2 || v.find_first_not_of("0123456789") != std::string::npos || std::stoi(v) < 1 || std::stoi(v) > 32) {
         set_err(err, err_size, "option 'blocks_per_sm' takes 1..32, got '" + v + "'");

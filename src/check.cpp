@@ -600,12 +600,124 @@ void check(LinkContext& ctx) {
   check_entries(ctx);
 }
 
+// The schedule (--tile-schedule) and the components that walk k ranges. Every component whose
+// [tiles] declares k_extent walks units (pl::unit_at) over the same k extent and slice; at most one
+// contract sums partials. Under stream-k a tile's k slices may be split across blocks, so every
+// end of a pipe whose per_tile names the k extent (stages per k slice) must walk units, or it
+// would move a whole tile's stages where its peer moves a piece's; a transfer (generated code that
+// walks whole tiles) cannot sit on such a pipe; and there is no cluster (the blocks of a cluster
+// walk tiles in step). A component walking k ranges is fine in a data-parallel link: each unit is
+// a whole tile.
+void check_schedule(LinkContext& ctx) {
+  Diagnostics& d = ctx.diags;
+  const std::string& sched = ctx.opt.tile_schedule;
+  if (!sched.empty() && sched != "data-parallel" && sched != "stream-k") {
+    d.error("tiles", "--tile-schedule " + sched + ": the schedule is data-parallel or stream-k", SourceLoc{});
+    return;
+  }
+  const Contract* kref = nullptr;
+  std::set<const Contract*> seen;
+  for (const Instance& in : ctx.instances) {
+    const Contract& c = *in.contract;
+    if (!c.tiles.present || c.tiles.k_extent.empty() || !seen.insert(&c).second) continue;
+    if (!kref) { kref = &c; continue; }
+    if (c.tiles.k_extent != kref->tiles.k_extent || c.tiles.k_tile.value != kref->tiles.k_tile.value)
+      d.error("tiles", "components '" + c.name + "' and '" + kref->name + "' walk different k ranges: k_extent " + c.tiles.k_extent +
+                           ", k_tile " + std::to_string(c.tiles.k_tile.value) + " vs " + kref->tiles.k_extent + ", " +
+                           std::to_string(kref->tiles.k_tile.value), c.tiles.k_loc)
+          .notes.push_back(kref->name + " declares its k range at " + kref->tiles.k_loc.str());
+  }
+  for (const Instance& in : ctx.instances) {
+    const Contract& c = *in.contract;
+    if (!c.tiles.has_partials) continue;
+    if (!ctx.partials_owner) {
+      ctx.partials_owner = &c;
+      ctx.partial_bytes = c.tiles.partial_bytes.value;
+    }
+    if (ctx.partials_owner == &c) { ++ctx.partial_instances; continue; }
+    if (seen.insert(&c).second)
+      d.error("tiles", "components '" + c.name + "' and '" + ctx.partials_owner->name + "' both sum a split tile's partials "
+                           "([tiles] partial_bytes); one component owns the reduction", c.tiles.partial_loc)
+          .notes.push_back(ctx.partials_owner->name + " declares it at " + ctx.partials_owner->tiles.partial_loc.str());
+  }
+  if (kref) {
+    bool declared = false;
+    for (const auto& c : ctx.contracts)
+      for (const ParamDecl& p : c->params)
+        if (p.name == kref->tiles.k_extent) {
+          declared = true;
+          if (p.type != ParamType::U32)
+            d.error("tiles", "k extent '" + p.name + "' must be a u32 param, but '" + c->name + "' declares it " + param_type_name(p.type), p.loc);
+        }
+    if (!declared)
+      d.error("tiles", "component '" + kref->name + "' walks k ranges over '" + kref->tiles.k_extent + "', which no component declares "
+                       "as a [[param]] (u32)", kref->tiles.k_loc);
+    ctx.k_walk = true;
+    ctx.k_extent = kref->tiles.k_extent;
+    ctx.k_tile = kref->tiles.k_tile.value;
+    if (ctx.k_tile < 1 || ctx.k_tile > INT32_MAX) {
+      d.error("tiles", "component '" + kref->name + "': k_tile must be in " + range(1, INT32_MAX) + ", not " + std::to_string(ctx.k_tile),
+              kref->tiles.k_loc);
+      ctx.sizes_ok = false;
+    }
+  }
+  if (ctx.partials_owner && (ctx.partial_bytes < 4 || ctx.partial_bytes > (int64_t(1) << 30) || ctx.partial_bytes % 16 != 0)) {
+    d.error("tiles", "component '" + ctx.partials_owner->name + "': partial_bytes = " + std::to_string(ctx.partial_bytes) +
+                         " must be a multiple of 16 in 16.." + std::to_string(int64_t(1) << 30), ctx.partials_owner->tiles.partial_loc);
+    ctx.sizes_ok = false;
+  }
+  if (sched != "stream-k") return;
+  ctx.stream_k = true;
+  if (!ctx.tiles) {
+    d.error("tiles", "--tile-schedule stream-k: no component declares [tiles]", SourceLoc{});
+    return;
+  }
+  if (!kref)
+    d.error("tiles", "--tile-schedule stream-k splits tiles along k, but no component walks k ranges: declare [tiles] k_extent and "
+                     "k_tile in the components whose code runs a tile's k slices (they call pl::unit_at)", ctx.tiles->loc);
+  else if (!ctx.partials_owner)
+    d.error("tiles", "--tile-schedule stream-k splits tiles along k, but no component sums the pieces: the component that holds the "
+                     "accumulators declares [tiles] partial_bytes (the bytes of one piece's partial result)", kref->tiles.k_loc);
+  if (ctx.cluster_size() > 1)
+    d.error("tiles", "--tile-schedule stream-k in a cluster link: the blocks of a cluster walk tiles in step, a stream-k share "
+                     "does not; link without the cluster or data-parallel", ctx.cluster->loc);
+  // Pipes that move stages per k slice.
+  for (const Pipe& pipe : ctx.pipes) {
+    std::vector<PipeEnd> ends = pipe.producers;
+    ends.insert(ends.end(), pipe.consumers.begin(), pipe.consumers.end());
+    const PipeEnd* per_k = nullptr;
+    for (const PipeEnd& e : ends) {
+      const PortDecl& p = ctx.instances[e.instance].contract->ports[e.port];
+      const std::vector<std::string> names = p.per_tile_declared ? p.per_tile.names() : std::vector<std::string>{};
+      if (std::find(names.begin(), names.end(), ctx.k_extent) != names.end()) { per_k = &e; break; }
+    }
+    if (!per_k) continue;
+    const Contract& pc = *ctx.instances[per_k->instance].contract;
+    const PortDecl& pp = pc.ports[per_k->port];
+    if (pipe.transfer_to >= 0 || pipe.transfer_from >= 0)
+      d.error("tiles", "pipe '" + pipe.name + "' moves stages per k slice (" + pc.name + "'s per_tile = \"" + pp.per_tile.text() +
+                           "\") through a generated transfer, which walks whole tiles: under --tile-schedule stream-k its ends "
+                           "must share the stage layout", pp.per_tile_loc);
+    std::set<const Contract*> told;
+    for (const PipeEnd& e : ends) {
+      const Contract& c = *ctx.instances[e.instance].contract;
+      if (!c.tiles.k_extent.empty() || !told.insert(&c).second) continue;
+      d.error("tiles", "pipe '" + pipe.name + "' moves stages per k slice (" + pc.name + "'s per_tile = \"" + pp.per_tile.text() +
+                           "\"), which --tile-schedule stream-k splits across blocks, but '" + c.name +
+                           "' walks whole tiles: its [tiles] declares no k_extent",
+              c.tiles.present ? c.tiles.loc : c.ports[e.port].loc)
+          .notes.push_back(pc.name + " declares per_tile at " + pp.per_tile_loc.str());
+    }
+  }
+}
+
 void check_link(LinkContext& ctx) {
   check_params(ctx);
   check_tiles(ctx);
   check_per_tile(ctx);
   check_asserts(ctx);
   check_cluster(ctx);
+  check_schedule(ctx);
 }
 
 }  // namespace pipelink

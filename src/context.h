@@ -181,6 +181,18 @@ struct LinkContext {
   const TilesDecl* tiles = nullptr;   // the one tile sequence (order resolved: never "any")
   TilesDecl tiles_resolved;           // what `tiles` points to when the order is the link's choice
   bool tile_order_from_link = false;  // --tile-order chose it
+  // check_schedule: k_walk when a component walks k ranges (its [tiles] k_extent: pl::unit_at);
+  // stream_k under --tile-schedule stream-k. The k extent (a u32 param) and slice, the one
+  // contract that sums a split tile's partials, its bytes per instance and instances per block.
+  bool k_walk = false, stream_k = false;
+  std::string k_extent;
+  int64_t k_tile = 0;
+  const Contract* partials_owner = nullptr;
+  int64_t partial_bytes = 0, partial_instances = 0;
+  // allocate: the workspace (stream_k only): bytes per block (the partials rounded up to 128, then
+  // one 128-byte line of flags, one u32 per instance) and the Args word holding its address.
+  int64_t workspace_stride = 0;
+  unsigned workspace_slot = 0;
   const Instance* tiles_owner = nullptr;
   // check_link (check_cluster): the thread-block cluster every component agrees on; size 1 = none.
   const ClusterDecl* cluster = nullptr;

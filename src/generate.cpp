@@ -105,6 +105,122 @@ void emit_transfer(const LinkContext& ctx, size_t from_index, std::ostringstream
 }
 
 }  // namespace
+namespace {
+
+// The k extent in slices, as device code: ceil(K / k_tile).
+std::string k_slices(const LinkContext& ctx) {
+  const ParamSlot* pk = find_param(ctx, ctx.k_extent);
+  return "(((unsigned)args->word[" + std::to_string(pk ? pk->slot : 0) + "] + " + std::to_string(ctx.k_tile - 1) + "u) / " +
+         std::to_string(ctx.k_tile) + "u)";
+}
+
+// Data-parallel units for the components that walk k ranges: unit i is tile i, whole.
+void emit_units_data_parallel(const LinkContext& ctx, std::ostringstream& o) {
+  o << "// units (components whose [tiles] declare k_extent): data-parallel, each unit is a whole tile\n"
+    << "extern \"C\" __device__ bool pl_unit_at(const pl::Args* args, unsigned i, pl::Unit* u) {\n"
+    << "  if (!pl_tile_at(args, i, &u->tile)) return false;\n"
+    << "  u->k_begin = 0u;\n  u->k_end = " << k_slices(ctx) << ";\n"
+    << "  u->peer_begin = u->peer_end = 0u;\n  u->emit = true;\n  return true;\n}\n"
+    << "// no tile is split: no partials (a component's calls are never reached)\n"
+    << "extern \"C\" __device__ unsigned char* pl_partials(const pl::Args*, unsigned, unsigned) { return nullptr; }\n"
+    << "extern \"C\" __device__ unsigned* pl_partials_flag(const pl::Args*, unsigned, unsigned) { return nullptr; }\n\n";
+}
+
+// Stream-k (--tile-schedule stream-k; check_schedule: one-block link, every pipe that moves stages
+// per k slice walks units). With T tiles on G blocks and R = T % G: when R > 0 the first
+// S = R + G tiles (R when T < G) form the stream-k region, whose S * Kt k slices are cut into W
+// equal shares, W = min(G, S * Kt / 4) (at least 1: shares of 4 slices or more), block b < W taking
+// [b S Kt / W, (b + 1) S Kt / W); the other tiles are data-parallel,
+// block b taking S + b, S + b + G, ... after its share. A share's pieces are its units; the piece
+// holding a tile's first slice emits the tile, after the partials of the blocks holding its other
+// slices, each of which holds it as its first piece (done first), so no block waits on a block
+// that waits. Tile coordinates follow the link's order from the linear tile index.
+void emit_stream_k(const LinkContext& ctx, std::ostringstream& o) {
+  const TilesDecl& td = *ctx.tiles;
+  const ParamSlot* pm = find_param(ctx, td.extent_m);
+  const ParamSlot* pn = find_param(ctx, td.extent_n);
+  auto extent = [&](const ParamSlot* p) {
+    const std::string word = "args->word[" + std::to_string(p ? p->slot : 0) + "]";
+    return p && p->type == ParamType::Ptr ? "*(const unsigned*)" + word : "(unsigned)" + word;
+  };
+  o << "// stream-k over " << td.order << " ceil(" << td.extent_m << " / " << td.tile_m.value << ") x ceil(" << td.extent_n << " / "
+    << td.tile_n.value << ") tiles of ceil(" << ctx.k_extent << " / " << ctx.k_tile << ") k slices\n"
+    << "struct pl_sk_plan { unsigned tiles_m, tiles_n, kt, sk, dp, w, s0, s1, first, pieces; unsigned long long S; };\n"
+    << "static __device__ __forceinline__ void pl_sk_make(const pl::Args* args, pl_sk_plan& p) {\n";
+  bool own_wait = false;
+  for (const Instance& in : ctx.instances) own_wait |= in.contract->pdl_own_wait;
+  const bool device_extent = (pm && pm->type == ParamType::Ptr) || (pn && pn->type == ParamType::Ptr);
+  if (device_extent && ctx.opt.pdl && own_wait)
+    o << "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");  // pdl: the extent is an earlier kernel's output\n";
+  o << "  p.tiles_m = (" << extent(pm) << " + " << td.tile_m.value - 1 << "u) / " << td.tile_m.value << "u;\n"
+    << "  p.tiles_n = (" << extent(pn) << " + " << td.tile_n.value - 1 << "u) / " << td.tile_n.value << "u;\n"
+    << "  p.kt = " << k_slices(ctx) << ";\n"
+    << "  const unsigned tiles = p.tiles_m * p.tiles_n, g = gridDim.x, full = tiles / g, rem = tiles % g;\n"
+    << "  p.sk = rem == 0u || p.kt == 0u ? 0u : (full >= 1u ? rem + g : rem);  // tiles in the stream-k region\n"
+    << "  p.dp = (tiles - p.sk) / g;                                             // whole tiles per block after it\n"
+    << "  p.S = (unsigned long long)p.sk * p.kt;\n"
+    << "  // shares of at least 4 slices: the first w blocks take one each, the others none\n"
+    << "  p.w = p.S / 4ull < g ? (unsigned)(p.S / 4ull) : g;\n"
+    << "  if (p.w == 0u && p.S > 0ull) p.w = 1u;\n"
+    << "  p.s0 = blockIdx.x < p.w ? (unsigned)(p.S * blockIdx.x / p.w) : (unsigned)p.S;\n"
+    << "  p.s1 = blockIdx.x < p.w ? (unsigned)(p.S * (blockIdx.x + 1u) / p.w) : (unsigned)p.S;\n"
+    << "  p.first = p.kt ? p.s0 / p.kt : 0u;\n"
+    << "  p.pieces = p.s1 > p.s0 ? (p.s1 - 1u) / p.kt - p.first + 1u : 0u;\n"
+    << "}\n"
+    << "static __device__ __forceinline__ void pl_sk_coords(unsigned linear, const pl_sk_plan& p, pl::Tile* t) {\n"
+    << "  t->linear = linear;\n";
+  if (td.order == "row_major")
+    o << "  t->m = linear / p.tiles_n;\n  t->n = linear % p.tiles_n;\n";
+  else if (td.order == "col_major")
+    o << "  t->m = linear % p.tiles_m;\n  t->n = linear / p.tiles_m;\n";
+  else
+    o << "  const unsigned band = linear / (" << td.group << "u * p.tiles_n), r = linear % (" << td.group << "u * p.tiles_n);\n"
+      << "  const unsigned first = band * " << td.group << "u, rows = p.tiles_m - first < " << td.group << "u ? p.tiles_m - first : "
+      << td.group << "u;\n"
+      << "  t->m = first + r % rows;\n  t->n = r / rows;\n";
+  o << "}\n"
+    << "// the block holding stream-k slice s\n"
+    << "static __device__ __forceinline__ unsigned pl_sk_owner(unsigned long long s, const pl_sk_plan& p) {\n"
+    << "  return (unsigned)(((s + 1ull) * p.w - 1ull) / p.S);\n}\n"
+    << "static __device__ __forceinline__ bool pl_sk_unit(const pl_sk_plan& p, unsigned i, pl::Unit* u) {\n"
+    << "  if (i < p.pieces) {\n"
+    << "    const unsigned j = p.first + i, lo = j * p.kt, hi = lo + p.kt;\n"
+    << "    u->k_begin = (p.s0 > lo ? p.s0 : lo) - lo;\n"
+    << "    u->k_end = (p.s1 < hi ? p.s1 : hi) - lo;\n"
+    << "    u->emit = u->k_begin == 0u;\n"
+    << "    u->peer_begin = u->peer_end = 0u;\n"
+    << "    if (u->emit && u->k_end < p.kt) {\n"
+    << "      u->peer_begin = pl_sk_owner(lo + u->k_end, p);\n"
+    << "      u->peer_end = pl_sk_owner(hi - 1u, p) + 1u;\n"
+    << "    }\n"
+    << "    pl_sk_coords(j, p, &u->tile);\n"
+    << "    return true;\n"
+    << "  }\n"
+    << "  const unsigned w = i - p.pieces;\n"
+    << "  if (w >= p.dp) return false;\n"
+    << "  u->k_begin = 0u;\n  u->k_end = p.kt;\n  u->emit = true;\n  u->peer_begin = u->peer_end = 0u;\n"
+    << "  pl_sk_coords(p.sk + blockIdx.x + w * gridDim.x, p, &u->tile);\n"
+    << "  return true;\n"
+    << "}\n"
+    << "extern \"C\" __device__ bool pl_unit_at(const pl::Args* args, unsigned i, pl::Unit* u) {\n"
+    << "  pl_sk_plan p;\n  pl_sk_make(args, p);\n  return pl_sk_unit(p, i, u);\n}\n"
+    << "// components that walk whole tiles: the tiles this block emits (only its first piece may not)\n"
+    << "extern \"C\" __device__ bool pl_tile_at(const pl::Args* args, unsigned i, pl::Tile* t) {\n"
+    << "  pl_sk_plan p;\n  pl_sk_make(args, p);\n"
+    << "  const unsigned skip = p.pieces > 0u && p.s0 % p.kt != 0u ? 1u : 0u;\n"
+    << "  pl::Unit u;\n  if (!pl_sk_unit(p, i + skip, &u)) return false;\n"
+    << "  *t = u.tile;\n  return true;\n}\n"
+    << "// the workspace (pipelink::Module allocates grid x " << ctx.workspace_stride << " bytes, zeroed once): block b's record holds "
+    << ctx.partial_instances << " partial(s) of " << ctx.partial_bytes << " bytes, then a 128-byte line of flags\n"
+    << "extern \"C\" __device__ unsigned char* pl_partials(const pl::Args* args, unsigned block, unsigned instance) {\n"
+    << "  return (unsigned char*)args->word[" << ctx.workspace_slot << "] + (unsigned long long)block * " << ctx.workspace_stride
+    << "ull + instance * " << ctx.partial_bytes << "ull;\n}\n"
+    << "extern \"C\" __device__ unsigned* pl_partials_flag(const pl::Args* args, unsigned block, unsigned instance) {\n"
+    << "  return (unsigned*)((unsigned char*)args->word[" << ctx.workspace_slot << "] + (unsigned long long)block * "
+    << ctx.workspace_stride << "ull + " << ctx.workspace_stride - 128 << "ull) + instance;\n}\n\n";
+}
+
+}  // namespace
 
 std::string slots_name(size_t instance_index) { return "pl_slots_" + std::to_string(instance_index); }
 
@@ -217,8 +333,11 @@ void generate(LinkContext& ctx) {
       << ", " << in.warp_base + in.warps << "), instance " << in.index << " of " << in.count << "\n";
   }
 
-  o << "\n// ---- the tile sequence (one scheduler for every component) ----\n"
-    << "extern \"C\" __device__ bool pl_tile_at(const pl::Args* args, unsigned i, pl::Tile* t) {\n";
+  o << "\n// ---- the tile sequence (one scheduler for every component) ----\n";
+  if (ctx.stream_k && ctx.tiles) {
+    emit_stream_k(ctx, o);
+  } else {
+  o << "extern \"C\" __device__ bool pl_tile_at(const pl::Args* args, unsigned i, pl::Tile* t) {\n";
   if (ctx.tiles) {
     const TilesDecl& td = *ctx.tiles;
     const ParamSlot* pm = find_param(ctx, td.extent_m);
@@ -338,6 +457,8 @@ void generate(LinkContext& ctx) {
       << "  (void)args;\n  t->m = blockIdx.x; t->n = 0; t->linear = blockIdx.x;\n  return i == 0;\n";
   }
   o << "}\n\n";
+  if (ctx.k_walk) emit_units_data_parallel(ctx, o);
+  }
 
   bool swz = false;
   for (const Pipe& p : ctx.pipes)

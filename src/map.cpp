@@ -41,6 +41,8 @@ std::string render_manifest(const LinkContext& ctx) {
     o << "cluster " << ctx.cluster->dims[0] << " " << ctx.cluster->dims[1] << " " << ctx.cluster->dims[2]
       << (ctx.cluster->size() > 8 ? " nonportable" : "") << "\n";
   for (const ParamSlot& p : ctx.params) o << "param " << p.name << " " << param_type_name(p.type) << " " << p.slot << "\n";
+  // Only a stream-k link has the line: bytes per block and the Args word the runtime fills.
+  if (ctx.stream_k && ctx.workspace_stride > 0) o << "workspace " << ctx.workspace_stride << " " << ctx.workspace_slot << "\n";
   for (const auto& [name, f] : ctx.facts) o << "fact " << name << " " << f.value << "\n";
   return o.str();
 }
@@ -196,7 +198,24 @@ std::string render_map(const LinkContext& ctx) {
                                                                      : std::string(", sharing ") + (ctx.cluster_axis == 'm' ? "n" : "m") +
                                                                            ": " + printable(ctx.cluster_axis_why)) +
                                        ")\n"
-                                 : std::string("persistent (block b takes b, b+grid, ...)\n"));
+                                 : ctx.stream_k ? std::string("stream-k (--tile-schedule): see below\n")
+                                                : std::string("persistent (block b takes b, b+grid, ...)\n"));
+  if (ctx.tiles && ctx.k_walk) {
+    std::vector<std::string> walkers;
+    for (const auto& c : ctx.contracts)
+      if (c->tiles.present && !c->tiles.k_extent.empty()) walkers.push_back(printable(c->name));
+    o << "  units: " << join(walkers) << " walk k ranges of ceil(" << ctx.k_extent << " / " << ctx.k_tile << ") slices (pl::unit_at)";
+    if (ctx.stream_k)
+      o << "; with T tiles on G blocks and R = T % G > 0, the first R + G tiles (all when T < G) are cut into min(G, slices / 4) equal "
+           "shares of k slices, block b's share first, then its whole tiles b + R + G, b + R + 2G, ...; a tile split across blocks is emitted by "
+           "the block holding its first slice after adding the others' partials\n"
+        << "  workspace: " << ctx.workspace_stride << " bytes per block (" << ctx.partial_instances << " x " << ctx.partial_bytes
+        << " bytes of " << printable(ctx.partials_owner ? ctx.partials_owner->name : std::string("?"))
+        << "'s partials, then 128 bytes of flags) at Args word " << ctx.workspace_slot
+        << ", allocated and zeroed once by the runtime; the grid must be resident at once\n";
+    else
+      o << "; data-parallel: each unit is a whole tile\n";
+  }
   else
     o << "  none declared: one tile per block\n";
   return o.str();

@@ -609,7 +609,7 @@ struct Reader {
       TilesDecl& d = c.tiles;
       d.present = true;
       d.loc = at(t);
-      known_keys(*t, "[tiles]", {"order", "tile", "extent", "group", "device_extent"});
+      known_keys(*t, "[tiles]", {"order", "tile", "extent", "group", "device_extent", "k_extent", "k_tile", "partial_bytes"});
       d.order = str(*t, "order", "[tiles]", false, "row_major");
       if (d.order != "row_major" && d.order != "col_major" && d.order != "grouped" && d.order != "any")
         err(t->get("order"), "[tiles] order must be 'row_major', 'col_major', 'grouped' or 'any' (the link chooses: --tile-order)");
@@ -641,6 +641,25 @@ struct Reader {
           if (e != d.extent_m && e != d.extent_n)
             err(t->get("device_extent"), "[tiles] device_extent names '" + printable(e) + "', which is not one of the extents [" +
                                              d.extent_m + ", " + d.extent_n + "]");
+      }
+      if (t->get("k_extent") || t->get("k_tile")) {
+        d.k_loc = at(t->get("k_extent") ? t->get("k_extent") : t->get("k_tile"));
+        d.k_extent = str(*t, "k_extent", "[tiles]", false, "");
+        if (d.k_extent.empty() || !t->get("k_tile"))
+          err(t, "[tiles] k_extent and k_tile come together: k_extent = \"K\" (a u32 param), k_tile = the k slice (a fact or number)");
+        else {
+          identifier(t->get("k_extent"), "[tiles] k_extent", d.k_extent);
+          quantity(t->get("k_tile"), d.k_tile, "[tiles] k_tile");
+        }
+      }
+      if (t->get("partial_bytes")) {
+        d.partial_loc = at(t->get("partial_bytes"));
+        if (d.k_extent.empty())
+          err(t->get("partial_bytes"), "[tiles] partial_bytes is for a component that walks k ranges: declare k_extent and k_tile");
+        else {
+          d.has_partials = true;
+          quantity(t->get("partial_bytes"), d.partial_bytes, "[tiles] partial_bytes");
+        }
       }
     }
   }

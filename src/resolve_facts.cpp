@@ -171,6 +171,7 @@ void resolve_facts(LinkContext& ctx) {
     for (const ParamDecl& p : c->params)
       if (p.type == ParamType::U32) u32_params.insert(p.name);
     if (c->tiles.present) u32_params.insert({c->tiles.extent_m, c->tiles.extent_n});
+    if (c->tiles.present && !c->tiles.k_extent.empty()) u32_params.insert(c->tiles.k_extent);
   }
 
   // Evaluate every quantity of every contract. A fact named only in an expression counts as used.
@@ -207,6 +208,8 @@ void resolve_facts(LinkContext& ctx) {
       for (TensorDecl& t : p.tensors) { eval(t.rows, "tensor '" + t.name + "' rows"); eval(t.cols, "tensor '" + t.name + "' cols"); }
     }
     if (c.tiles.present) { eval(c.tiles.tile_m, "tile_m"); eval(c.tiles.tile_n, "tile_n"); }
+    if (c.tiles.present && !c.tiles.k_extent.empty()) eval(c.tiles.k_tile, "k_tile");
+    if (c.tiles.has_partials) eval(c.tiles.partial_bytes, "partial_bytes");
     // per_tile reads facts and u32 params (known at run time). It is checked whether or not the
     // pipe gets a transfer: an unknown name or a divisor that is zero is an error either way.
     for (const PortDecl& p : c.ports) {

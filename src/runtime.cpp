@@ -50,6 +50,7 @@ std::map<std::string, std::string> Module::param_types() const {
 Module::~Module() {
   if (mod_) cuModuleUnload(mod_);
   if (report_) cuMemFreeHost(const_cast<unsigned*>(report_));
+  if (workspace_) cuMemFree(workspace_);
 }
 
 std::string Module::checked_report() const {
@@ -125,6 +126,8 @@ Status Module::load(const std::string& cubin_path, const std::string& map_path) 
     nonportable_ = false;
     pdl_ = false;
     blocks_per_sm_ = 1;
+    workspace_stride_ = 0;
+    workspace_slot_ = 0;
     for (std::string line; std::getline(ms, line);) {
       std::istringstream ls(line);
       std::string word;
@@ -147,6 +150,9 @@ Status Module::load(const std::string& cubin_path, const std::string& map_path) 
         if (!(ls >> v) || (v != 0 && v != 1))
           return Status::error("cubin '" + cubin_path + "': malformed pdl line in the launch manifest");
         pdl_ = v == 1;
+      } else if (word == "workspace") {
+        if (!(ls >> workspace_stride_ >> workspace_slot_) || workspace_stride_ == 0 || workspace_slot_ >= pl::kArgWords)
+          return Status::error("cubin '" + cubin_path + "': malformed workspace line in the launch manifest");
       } else if (word == "blocks_per_sm") {
         if (!(ls >> blocks_per_sm_) || blocks_per_sm_ < 1)
           return Status::error("cubin '" + cubin_path + "': malformed blocks_per_sm line in the launch manifest");
@@ -199,6 +205,36 @@ Status Module::load(const std::string& cubin_path, const std::string& map_path) 
     if (CUresult r = cuFuncSetAttribute(fn_, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1); r != CUDA_SUCCESS)
       return Status::error(cu_error(r, "cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_ALLOWED)"));
   }
+  if (workspace_stride_) {
+    // A stream-k block may wait for another block's partial: the whole grid must be resident.
+    CUdevice dev = 0;
+    int fit = 0, sms = 0;
+    if (CUresult r = cuCtxGetDevice(&dev); r != CUDA_SUCCESS) return Status::error(cu_error(r, "cuCtxGetDevice"));
+    if (CUresult r = cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev); r != CUDA_SUCCESS)
+      return Status::error(cu_error(r, "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)"));
+    if (CUresult r = cuOccupancyMaxActiveBlocksPerMultiprocessor(&fit, fn_, static_cast<int>(threads_), smem_); r != CUDA_SUCCESS)
+      return Status::error(cu_error(r, "cuOccupancyMaxActiveBlocksPerMultiprocessor"));
+    resident_blocks_ = static_cast<unsigned>(fit) * static_cast<unsigned>(sms);
+  }
+  return {};
+}
+
+Status Module::reserve_workspace(unsigned grid, CUstream stream) {
+  if (!workspace_stride_) return {};
+  const size_t need = static_cast<size_t>(grid) * workspace_stride_;
+  if (need <= workspace_bytes_) return {};
+  if (workspace_) {
+    // An earlier launch may still read the old buffer: cuMemFree waits for the device first.
+    if (CUresult r = cuMemFree(workspace_); r != CUDA_SUCCESS) return Status::error(cu_error(r, "cuMemFree(workspace)"));
+    workspace_ = 0;
+    workspace_bytes_ = 0;
+  }
+  if (CUresult r = cuMemAlloc(&workspace_, need); r != CUDA_SUCCESS) return Status::error(cu_error(r, "cuMemAlloc(stream-k workspace)"));
+  // Zeroed once: every flag starts clear, and each launch clears the flags it consumed.
+  if (CUresult r = cuMemsetD8Async(workspace_, 0, need, stream); r != CUDA_SUCCESS)
+    return Status::error(cu_error(r, "cuMemsetD8Async(stream-k workspace)"));
+  workspace_bytes_ = need;
+  args_.word[workspace_slot_] = workspace_;
   return {};
 }
 
@@ -277,6 +313,12 @@ Status Module::launch(unsigned grid, CUstream stream) {
     if (CUresult r = cuMemsetD32Async(abort_, 0, 1, stream); r != CUDA_SUCCESS) return Status::error(cu_error(r, "reset pl_abort"));
   }
   if (report_) report_[0] = 0;
+  if (workspace_stride_) {
+    if (grid > resident_blocks_)
+      return Status::error("launch: a stream-k link's blocks wait for each other's partials, so the grid must be resident at once: " +
+                           std::to_string(grid) + " blocks, but " + std::to_string(resident_blocks_) + " fit on this GPU");
+    if (Status s = reserve_workspace(grid, stream); !s) return s;
+  }
   void* kp[] = {&args_};
   if (cluster_blocks() > 1 && grid % cluster_[0] != 0)  // the generated entry traps without its cluster
     return Status::error("launch: the kernel runs in clusters of " + std::to_string(cluster_[0]) + " blocks; grid " +

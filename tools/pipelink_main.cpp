@@ -2,7 +2,7 @@
 // library (include/pipelink/pipelink.h).
 //
 //   pipelink link  <contract.toml>... -o out.cubin [--map out.map] [--map-svg out.svg] [-arch=sm_90a] [-L dir] [--connect PORT=PIPE]
-//                  [--save-temps] [--emit-ptx] [--control] [--pdl] [--tile-order ORDER] [--kernel-name NAME] [-I dir] [-D NAME[=V]] [-v]
+//                  [--save-temps] [--emit-ptx] [--control] [--pdl] [--tile-order ORDER] [--tile-schedule data-parallel|stream-k] [--kernel-name NAME] [-I dir] [-D NAME[=V]] [-v]
 //   pipelink check <contract.toml>... [--map out.map] [--map-svg out.svg] [-arch=sm_90a] [--connect PORT=PIPE] [--pdl]
 //   pipelink compile <component.cu> -o out.ltoir [-arch=sm_90a] [-I dir] [-D NAME[=V]]
 //   pipelink header <contract.toml>... -o <name>.contract.h
@@ -90,6 +90,10 @@ int run(int argc, char** argv) {
   const char* order_help = "the tile sequence's order: row_major, col_major or grouped:G (G tiles along m per band); components "
                            "whose [tiles] say order = \"any\" follow it, one that names another order refuses the link";
   link->add_option("--tile-order", opt.tile_order, order_help);
+  const char* sched_help = "how blocks share the tiles: data-parallel (default: whole tiles, b, b+grid, ...) or stream-k (the last "
+                           "partial wave and one full wave split along k into equal shares; needs components that walk k ranges, "
+                           "[tiles] k_extent, and one that sums partials, [tiles] partial_bytes)";
+  link->add_option("--tile-schedule", opt.tile_schedule, sched_help);
   link->add_option("--kernel-name", opt.kernel_name, "name of the generated __global__ entry");
   const char* bps_help = "allocate the link so that N of its blocks fit on one SM (an N-th of the SM's shared memory, less 1 KB "
                          "per block, and of its registers for each block; default 1); the runtime checks that the driver fits them";
@@ -111,6 +115,7 @@ int run(int argc, char** argv) {
   check->add_flag("--pdl", opt.pdl, pdl_help);
   check->add_flag("--pdl-early-trigger", opt.pdl_early_trigger, early_help);
   check->add_option("--tile-order", opt.tile_order, order_help);
+  check->add_option("--tile-schedule", opt.tile_schedule, sched_help);
   check->add_option("--blocks-per-sm", opt.blocks_per_sm, bps_help)->check(CLI::Range(1, 32));
   check->add_flag("--min-registers", opt.min_registers, minreg_help);
   common(check);

@@ -141,6 +141,16 @@ struct TilesDecl {
   // result). An extent is read from memory only where a contract says so here.
   std::vector<std::string> device_extent;
   SourceLoc device_extent_loc;
+  // k_extent = "K", k_tile = "tile_k": this component walks work units (pl::unit_at), each a range
+  // of k slices of one tile: its code runs k_begin..k_end of a tile's ceil(K / k_tile) slices. A
+  // component without them walks whole output tiles (pl::tile_at). Under --tile-schedule
+  // stream-k a tile may be split across blocks; partial_bytes = "..." (per instance) says this
+  // component sums the pieces: the bytes of one piece's partial result in the workspace.
+  std::string k_extent;
+  Quantity k_tile;
+  Quantity partial_bytes;
+  bool has_partials = false;
+  SourceLoc k_loc, partial_loc;
   SourceLoc loc;
 };
 

@@ -110,6 +110,39 @@ struct Ctx {
 extern "C" __device__ bool pl_tile_at(const Args* args, unsigned iteration, Tile* tile);
 __device__ __forceinline__ bool tile_at(const Ctx& ctx, unsigned i, Tile& t) { return pl_tile_at(ctx.args, i, &t); }
 
+// Work units, for a component whose [tiles] declare k_extent and k_tile (it runs a tile's k
+// slices itself: a loader, a main loop): unit i is k slices [k_begin, k_end) of `tile`, out of
+// the tile's ceil(K / k_tile). Walk them with `for (unsigned i = 0; pl::unit_at(ctx, i, u); ++i)`.
+// Data-parallel (the default schedule) every unit is a whole tile and emits. Under
+// `--tile-schedule stream-k` a tile may be split across blocks: the unit holding its first slice
+// (k_begin == 0) has emit = true and, when k_end < the tile's slices, adds the partials of blocks
+// [peer_begin, peer_end) before it emits the tile (pl::partials_wait, pl::partials); every other
+// unit has emit = false and stores its partial result instead (pl::partials with blockIdx.x, then
+// pl::partials_publish), emitting nothing. Each block stores at most one partial (its first unit).
+// A component that walks whole tiles (pl::tile_at) sees exactly the tiles this block emits, in
+// the order its units emit them. A finishing unit only waits for blocks that store their partial
+// as their first unit, so the grid must be resident at once (pipelink::Module::launch checks it).
+struct Unit { Tile tile; unsigned k_begin, k_end, peer_begin, peer_end; bool emit; };
+extern "C" __device__ bool pl_unit_at(const Args* args, unsigned iteration, Unit* unit);
+// Stream-k workspace (the runtime allocates and zeroes it once): instance `instance` of the
+// component that declares [tiles] partial_bytes owns that many bytes of block `block`'s record,
+// and one flag.
+extern "C" __device__ unsigned char* pl_partials(const Args* args, unsigned block, unsigned instance);
+extern "C" __device__ unsigned* pl_partials_flag(const Args* args, unsigned block, unsigned instance);
+__device__ __forceinline__ bool unit_at(const Ctx& ctx, unsigned i, Unit& u) { return pl_unit_at(ctx.args, i, &u); }
+// This instance's partial slot in block `block`'s record (16-byte aligned; read another block's
+// with ld.global.cg, e.g. __ldcg, after partials_wait: it was written from another SM).
+template <class T> __device__ __forceinline__ T* partials(const Ctx& ctx, unsigned block) {
+  return reinterpret_cast<T*>(pl_partials(ctx.args, block, ctx.slots->instance));
+}
+// One thread of the instance, after all of its threads stored their part of the partial and then
+// synchronised (a named barrier): makes the stores visible GPU-wide, then flags this block's slot.
+__device__ __forceinline__ void partials_publish(const Ctx& ctx) {
+  unsigned* f = pl_partials_flag(ctx.args, blockIdx.x, ctx.slots->instance);
+  asm volatile("fence.acq_rel.gpu;" ::: "memory");
+  asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(f), "r"(1u) : "memory");
+}
+
 // ---- PTX wrappers ---------------------------------------------------------------------------
 // Byte offset of 16-byte chunk `chunk` (0..7) of row `row` in a tensor declared `swizzle =
 // "128B"` (rows of 128 bytes; the layout TMA writes and wgmma reads with the 128-byte swizzle): the
@@ -182,6 +215,35 @@ __device__ __forceinline__ void mbar_wait(unsigned addr, unsigned parity, unsign
   while (!mbar_try_wait(addr, parity)) {
   }
 #endif
+}
+// One thread: waits until block `block` published its partial for this instance; synchronise the
+// instance's threads after it, before they read the partial. With PL_CHECKED it gives up after
+// about 2^31 cycles like a pipe wait (pl_abort; the kernel drains, its output is invalid).
+__device__ __forceinline__ void partials_wait(const Ctx& ctx, unsigned block) {
+  const unsigned* f = pl_partials_flag(ctx.args, block, ctx.slots->instance);
+  unsigned v = 0;
+#ifdef PL_CHECKED
+  long long start = clock64();
+#endif
+  for (;;) {
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(f) : "memory");
+    if (v != 0) return;
+#ifdef PL_CHECKED
+    if (*reinterpret_cast<volatile unsigned*>(&pl_abort)) return;
+    if (clock64() - start > (1ll << 31)) {
+      if (atomicExch(&pl_abort, 1u) == 0)
+        printf("pipelink: stream-k wait timed out: block %u never published its partial (block %d, thread %d); "
+               "the kernel drains, its output is invalid\n", block, blockIdx.x, threadIdx.x);
+      return;
+    }
+#endif
+  }
+}
+// One thread, after every thread of the instance read block `block`'s partial (synchronised): the
+// slot's flag is cleared for the next launch (each slot is read once per launch).
+__device__ __forceinline__ void partials_consumed(const Ctx& ctx, unsigned block) {
+  unsigned* f = pl_partials_flag(ctx.args, block, ctx.slots->instance);
+  asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(f), "r"(0u) : "memory");
 }
 __device__ __forceinline__ void named_barrier_sync(unsigned id, unsigned threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");

@@ -48,6 +48,14 @@ struct LinkOptions {
   // names an order refuses any other ([tiles] rule). "" = the order the contracts name (row_major
   // when every one says "any").
   std::string tile_order;
+  // --tile-schedule SCHEDULE: how the tile sequence's work is shared among the blocks.
+  // "data-parallel" (the default, also ""): block b takes tiles b, b + grid, ... whole.
+  // "stream-k": where the tiles are not a multiple of the grid, the last partial wave plus one
+  // full wave are split along k into equal shares of k slices, one per block (the rest stays
+  // data-parallel); a tile split across blocks is summed by the block holding its first k slice
+  // from the others' partials in a workspace the runtime allocates. Needs components whose
+  // [tiles] declare k_extent (they walk pl::unit_at) and one that declares partial_bytes.
+  std::string tile_schedule;
   // --blocks-per-sm N: the link is allocated so that N of its blocks fit on one SM at once (the
   // register cap at entry, the register budgets' pool and the shared memory a block may use are
   // the SM's divided by N; N blocks' threads within the SM's). With programmatic dependent launch

@@ -62,6 +62,13 @@ class Module {
   // before the previous kernel on the stream ends; its entry waits (griddepcontrol.wait) before
   // any component touches memory. A link without it is launched as before.
   Status launch(unsigned grid, CUstream stream = nullptr);
+  // A stream-k link (the manifest's `workspace` line, `--tile-schedule stream-k`): launch() first
+  // allocates the partials' workspace (grid x workspace_stride() bytes, zeroed once, kept for later
+  // launches) and refuses a grid larger than the blocks resident at once (its blocks wait for each
+  // other). reserve_workspace does that allocation ahead, e.g. before a CUDA graph capture. Launches
+  // of one Module share the workspace: do not run two at once (on two streams).
+  Status reserve_workspace(unsigned grid, CUstream stream = nullptr);
+  size_t workspace_stride() const { return workspace_stride_; }
   // Whether the cubin was linked with --pdl (from the verified manifest).
   bool pdl() const { return pdl_; }
   // How many blocks the link was allocated to fit on one SM (--blocks-per-sm; 1 without); load()
@@ -109,6 +116,11 @@ class Module {
   volatile unsigned* report_ = nullptr; // host-mapped PL_CHECKED record, if the kernel has one
   CUdeviceptr abort_ = 0;                // PL_CHECKED drain flag, cleared before each launch
   HostArgs args_{};
+  size_t workspace_stride_ = 0;          // stream-k: bytes per block (0: no workspace)
+  unsigned workspace_slot_ = 0;          // the Args word holding its address
+  unsigned resident_blocks_ = 0;         // blocks resident at once (occupancy x SMs)
+  CUdeviceptr workspace_ = 0;
+  size_t workspace_bytes_ = 0;
 };
 
 // The 2-D tensor map a TMA component reads: a row-major bf16 matrix [rows, cols] in global memory,

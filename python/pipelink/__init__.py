@@ -295,7 +295,7 @@ def _defines(defines: Union[None, str, Iterable[str], Mapping[str, Any]]) -> Lis
 
 def _options(contracts: Any, output: Any, map: Any, library_dirs: Any, include_dirs: Any, connect: Any,
              defines: Any, arch: str, kernel_name: str, flags: Mapping[str, bool], tile_order: Optional[str] = None,
-             blocks_per_sm: int = 1) -> int:
+             blocks_per_sm: int = 1, tile_schedule: Optional[str] = None) -> int:
     lib = _libs.c
     o = lib.pl_options_new()
     if not o:
@@ -333,6 +333,10 @@ def _options(contracts: Any, output: Any, map: Any, library_dirs: Any, include_d
             if not isinstance(tile_order, str):
                 raise TypeError("pipelink: tile_order must be a string (row_major, col_major or grouped:G)")
             put("tile_order", tile_order)
+        if tile_schedule is not None:
+            if not isinstance(tile_schedule, str):
+                raise TypeError("pipelink: tile_schedule must be a string (data-parallel or stream-k)")
+            put("tile_schedule", tile_schedule)
         if isinstance(blocks_per_sm, bool) or not isinstance(blocks_per_sm, int):
             raise TypeError("pipelink: blocks_per_sm must be an int (1..32)")
         if blocks_per_sm != 1:
@@ -375,7 +379,8 @@ def link(contracts: Union[PathLike, Iterable[PathLike]], output: Optional[PathLi
          defines: Union[None, Iterable[str], Mapping[str, Any]] = None, arch: str = "sm_90a", control: bool = False,
          include_dirs: Iterable[PathLike] = (), kernel_name: str = "pipelink_kernel", save_temps: bool = False,
          emit_ptx: bool = False, verbose: bool = False, pdl: bool = False, tile_order: Optional[str] = None,
-         blocks_per_sm: int = 1, pdl_early_trigger: bool = False, min_registers: bool = False) -> LinkResult:
+         blocks_per_sm: int = 1, pdl_early_trigger: bool = False, min_registers: bool = False,
+         tile_schedule: Optional[str] = None) -> LinkResult:
     """Links contracts into one kernel (`pipelink link`). A contract listed twice is instantiated
     twice. Writes `output` (the cubin) and `map` when given, all or nothing; the result holds the
     cubin and the map either way. Raises LinkError (with every diagnostic) when the link is
@@ -388,13 +393,16 @@ def link(contracts: Union[PathLike, Iterable[PathLike]], output: Optional[PathLi
     that the driver fits them. pdl_early_trigger (`--pdl-early-trigger`, with pdl): the entry lets
     the next grid launch before its wait. min_registers (`--min-registers`): launch with the
     fewest registers per thread that the warpgroups' budgets fit in, leaving the rest of the SM's
-    registers to other kernels' blocks."""
+    registers to other kernels' blocks. tile_schedule (`--tile-schedule`): "data-parallel" (the
+    default) or "stream-k" (tiles of the last partial wave split along k across blocks; a Kernel
+    loaded from the result allocates the partials' workspace itself)."""
     _flag("pipelink.link: pdl", pdl)
     _flag("pipelink.link: pdl_early_trigger", pdl_early_trigger)
     _flag("pipelink.link: min_registers", min_registers)
     o = _options(contracts, output, map, library_dirs, include_dirs, connect, defines, arch, kernel_name,
                  {"control": control, "save_temps": save_temps, "emit_ptx": emit_ptx, "verbose": verbose, "pdl": pdl,
-                  "pdl_early_trigger": pdl_early_trigger, "min_registers": min_registers}, tile_order, blocks_per_sm)
+                  "pdl_early_trigger": pdl_early_trigger, "min_registers": min_registers}, tile_order, blocks_per_sm,
+                 tile_schedule)
     try:
         r = _libs.c.pl_link(o)
     finally:
@@ -408,14 +416,16 @@ def check(contracts: Union[PathLike, Iterable[PathLike]], map: Optional[PathLike
           connect: Optional[Mapping[str, str]] = None, defines: Union[None, Iterable[str], Mapping[str, Any]] = None,
           arch: str = "sm_90a", library_dirs: Iterable[PathLike] = (), include_dirs: Iterable[PathLike] = (),
           kernel_name: str = "pipelink_kernel", pdl: bool = False, tile_order: Optional[str] = None,
-          blocks_per_sm: int = 1, pdl_early_trigger: bool = False, min_registers: bool = False) -> LinkResult:
+          blocks_per_sm: int = 1, pdl_early_trigger: bool = False, min_registers: bool = False,
+          tile_schedule: Optional[str] = None) -> LinkResult:
     """Checks and allocates only (`pipelink check`): the result has the map and no cubin; writes
     only `map` when given. Raises LinkError when the contracts are refused."""
     _flag("pipelink.check: pdl", pdl)
     _flag("pipelink.check: pdl_early_trigger", pdl_early_trigger)
     _flag("pipelink.check: min_registers", min_registers)
     o = _options(contracts, None, map, library_dirs, include_dirs, connect, defines, arch, kernel_name,
-                 {"pdl": pdl, "pdl_early_trigger": pdl_early_trigger, "min_registers": min_registers}, tile_order, blocks_per_sm)
+                 {"pdl": pdl, "pdl_early_trigger": pdl_early_trigger, "min_registers": min_registers}, tile_order, blocks_per_sm,
+                 tile_schedule)
     try:
         r = _libs.c.pl_check(o)
     finally:

@@ -26,6 +26,9 @@ PL_FACT_DECL(unsigned, stages);
 #ifndef GU_PDL_PREFETCH
 #define GU_PDL_PREFETCH 0
 #endif
+#ifndef GU_UNITS
+#define GU_UNITS 0
+#endif
 
 // What this code compiles in beyond the header's records, checked against the contracts.
 PL_PROVIDE_LINKED(gu_loader_main, stages);  // the ring's depth comes from the slots
@@ -46,8 +49,10 @@ PL_COMPONENT(gu_loader_main) {
   const unsigned b_block_bytes = tile_n * tile_k * 2u;
 
   C::Out_ab w(ctx);
+#if !GU_UNITS
   pl::Tile t;
   unsigned pre = 0;  // stages of the first tile whose W slices went out before the wait
+#endif
 #if GU_PDL_PREFETCH
   C::Out_ab early = w;
   if (pl::tile_at(ctx, 0, t)) {
@@ -68,10 +73,23 @@ PL_COMPONENT(gu_loader_main) {
     early.advance();
   }
 #endif
+#if GU_UNITS
+  // -DGU_UNITS=1 (contract_*_sk.toml, [tiles] k_extent): work units, k slices [k_begin, k_end) of
+  // a tile, so a stream-k link may split a tile's slices across blocks.
+  static_assert(!GU_PDL_PREFETCH, "GU_UNITS: without the PDL prefetch");
+  (void)k_tiles;
+  pl::Unit u;
+  for (unsigned i = 0; pl::unit_at(ctx, i, u); ++i) {
+    const pl::Tile& t = u.tile;
+    const int row_a = static_cast<int>(t.m * tile_m);
+    const int row_b = static_cast<int>(t.n * n_step);
+    for (unsigned kt = u.k_begin; kt < u.k_end; ++kt) {
+#else
   for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
     const int row_a = static_cast<int>(t.m * tile_m);
     const int row_b = static_cast<int>(t.n * n_step);
     for (unsigned kt = i == 0 ? pre : 0; kt < k_tiles; ++kt) {
+#endif
       const int k0 = static_cast<int>(kt * tile_k);
       w.acquire();
       w.expect_tx();

@@ -73,6 +73,15 @@
 #ifndef GU_PAIR
 #define GU_PAIR 0
 #endif
+// -DGU_UNITS=1 (contract_*_sk.toml: [tiles] k_extent, k_tile, partial_bytes): walks work units
+// (pl::unit_at) instead of whole tiles, so a link under --tile-schedule stream-k may split a tile's
+// k slices across blocks. A unit that does not hold the tile's first slice stores its f32
+// accumulators to its block's partial slot (fragment order: register j of thread t at j * 128 + t,
+// gate then up; partial_bytes = 4 * 2 * kAcc * 128 = 512 * tile_n) and emits nothing; the unit
+// holding the first slice adds its peers' partials before it emits the tile as usual.
+#ifndef GU_UNITS
+#define GU_UNITS 0
+#endif
 
 namespace wgmma_gu {
 constexpr unsigned kInstances = GU_INSTANCES;
@@ -144,16 +153,25 @@ PL_COMPONENT(wgmma_gu_main) {
 #endif
   C::Out_acc out(ctx);
   float gate[kAcc], up[kAcc];
+#if GU_UNITS
+  (void)k_tiles;
+  pl::Unit u;
+  for (unsigned i = 0; pl::unit_at(ctx, i, u); ++i) {
+    const unsigned k_first = u.k_begin;
+    for (unsigned kt = u.k_begin; kt < u.k_end; ++kt) {
+#else
+  constexpr unsigned k_first = 0;
   pl::Tile t;
   for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
     for (unsigned kt = 0; kt < k_tiles; ++kt) {
+#endif
       ab.wait();
       const unsigned a = pl::smem_addr(ab.a<unsigned char>(ctx)) + row0 * 128u;
       const unsigned b = pl::smem_addr(ab.b<unsigned char>(ctx));
       wgmma_fence();
 #pragma unroll
       for (unsigned k = 0; k < kTileK / 16; ++k) {
-        const int scale = (kt > 0 || k > 0) ? 1 : 0;  // the first step of a tile overwrites
+        const int scale = (kt > k_first || k > 0) ? 1 : 0;  // the first step of a tile (a unit) overwrites
 #if GU_PAIR
         // one m64n256k16 over both blocks (rows [0, 256) of the B slice: gate, then up), A read once
         wgmma_m64n256k16_pair(gate, up, desc_sw128(a + k * 32u), desc_sw128(b + k * 32u), scale);
@@ -176,7 +194,11 @@ PL_COMPONENT(wgmma_gu_main) {
     wgmma_wait_all();
     fence_operands(gate);
     fence_operands(up);
+#if GU_UNITS
+    if (u.k_end > u.k_begin) {
+#else
     if (k_tiles > 0) {
+#endif
       done.release(ctx);
       done.advance();
     }
@@ -189,6 +211,38 @@ PL_COMPONENT(wgmma_gu_main) {
     }
 #endif
 
+#if GU_UNITS
+    {
+      const unsigned tid = threadIdx.x & 127u;  // this thread within the warpgroup (the instance)
+      if (!u.emit) {
+        // A piece of a tile another block emits: its partial, in fragment order, then the flag.
+        float* p = pl::partials<float>(ctx, blockIdx.x);
+#pragma unroll
+        for (unsigned j = 0; j < kAcc; ++j) {
+          __stcg(p + j * 128u + tid, gate[j]);
+          __stcg(p + (kAcc + j) * 128u + tid, up[j]);
+        }
+        C::barrier::wg_sync::sync(ctx);
+        if (tid == 0) pl::partials_publish(ctx);
+        continue;
+      }
+      if (u.peer_end > u.peer_begin) {
+        // The tile's other k slices, summed in block order (deterministic).
+        if (tid == 0)
+          for (unsigned b = u.peer_begin; b < u.peer_end; ++b) pl::partials_wait(ctx, b);
+        C::barrier::wg_sync::sync(ctx);
+        for (unsigned b = u.peer_begin; b < u.peer_end; ++b) {
+          const float* p = pl::partials<const float>(ctx, b);
+#pragma unroll
+          for (unsigned j = 0; j < kAcc; ++j) {
+            gate[j] += __ldcg(p + j * 128u + tid);
+            up[j] += __ldcg(p + (kAcc + j) * 128u + tid);
+          }
+          if (tid == 0) pl::partials_consumed(ctx, b);  // read once per launch: clear for the next
+        }
+      }
+    }
+#endif
     // Accumulator (n8 block j, register 4j + 2h + e) is row row0 + 16 warp + lane/4 + 8h, column
     // col0 + 8j + 2 (lane % 4) + e of each block.
 #if GU_ACC_PANELS
