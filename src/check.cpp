@@ -611,10 +611,15 @@ void check(LinkContext& ctx) {
 void check_schedule(LinkContext& ctx) {
   Diagnostics& d = ctx.diags;
   const std::string& sched = ctx.opt.tile_schedule;
-  if (!sched.empty() && sched != "data-parallel" && sched != "stream-k") {
-    d.error("tiles", "--tile-schedule " + sched + ": the schedule is data-parallel or stream-k", SourceLoc{});
+  const bool sk = sched == "stream-k" || sched == "stream-k:1" || sched == "stream-k:0" || sched == "split-k";
+  if (!sched.empty() && sched != "data-parallel" && !sk) {
+    d.error("tiles", "--tile-schedule " + sched + ": the schedule is data-parallel, stream-k[:W] (W = 0 or 1 full waves "
+                     "besides the partial last one split along k; stream-k = stream-k:1) or split-k (the partial last wave's "
+                     "tiles each split along k into equal pieces, as many as fill the grid)", SourceLoc{});
     return;
   }
+  ctx.sk_waves = sched == "stream-k:0" ? 0 : 1;
+  ctx.split_k = sched == "split-k";
   const Contract* kref = nullptr;
   std::set<const Contract*> seen;
   for (const Instance& in : ctx.instances) {
@@ -666,7 +671,7 @@ void check_schedule(LinkContext& ctx) {
                          " must be a multiple of 16 in 16.." + std::to_string(int64_t(1) << 30), ctx.partials_owner->tiles.partial_loc);
     ctx.sizes_ok = false;
   }
-  if (sched != "stream-k") return;
+  if (!sk) return;
   ctx.stream_k = true;
   if (!ctx.tiles) {
     d.error("tiles", "--tile-schedule stream-k: no component declares [tiles]", SourceLoc{});
@@ -676,7 +681,7 @@ void check_schedule(LinkContext& ctx) {
     d.error("tiles", "--tile-schedule stream-k splits tiles along k, but no component walks k ranges: declare [tiles] k_extent and "
                      "k_tile in the components whose code runs a tile's k slices (they call pl::unit_at)", ctx.tiles->loc);
   else if (!ctx.partials_owner)
-    d.error("tiles", "--tile-schedule stream-k splits tiles along k, but no component sums the pieces: the component that holds the "
+    d.error("tiles", "--tile-schedule " + sched + " splits tiles along k, but no component sums the pieces: the component that holds the "
                      "accumulators declares [tiles] partial_bytes (the bytes of one piece's partial result)", kref->tiles.k_loc);
   if (ctx.cluster_size() > 1)
     d.error("tiles", "--tile-schedule stream-k in a cluster link: the blocks of a cluster walk tiles in step, a stream-k share "

@@ -185,6 +185,8 @@ struct LinkContext {
   // stream_k under --tile-schedule stream-k. The k extent (a u32 param) and slice, the one
   // contract that sums a split tile's partials, its bytes per instance and instances per block.
   bool k_walk = false, stream_k = false;
+  int sk_waves = 1;  // stream-k:W: full waves split along k besides the partial last one (0 or 1)
+  bool split_k = false;  // split-k: the partial last wave's tiles each cut into equal k pieces (stream_k is set too)
   std::string k_extent;
   int64_t k_tile = 0;
   const Contract* partials_owner = nullptr;

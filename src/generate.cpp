@@ -128,7 +128,7 @@ void emit_units_data_parallel(const LinkContext& ctx, std::ostringstream& o) {
 
 // Stream-k (--tile-schedule stream-k; check_schedule: one-block link, every pipe that moves stages
 // per k slice walks units). With T tiles on G blocks and R = T % G: when R > 0 the first
-// S = R + G tiles (R when T < G) form the stream-k region, whose S * Kt k slices are cut into W
+// S = R + G tiles (stream-k:0: R; R when T < G) form the stream-k region, whose S * Kt k slices are cut into W
 // equal shares, W = min(G, S * Kt / 4) (at least 1: shares of 4 slices or more), block b < W taking
 // [b S Kt / W, (b + 1) S Kt / W); the other tiles are data-parallel,
 // block b taking S + b, S + b + G, ... after its share. A share's pieces are its units; the piece
@@ -143,7 +143,7 @@ void emit_stream_k(const LinkContext& ctx, std::ostringstream& o) {
     const std::string word = "args->word[" + std::to_string(p ? p->slot : 0) + "]";
     return p && p->type == ParamType::Ptr ? "*(const unsigned*)" + word : "(unsigned)" + word;
   };
-  o << "// stream-k over " << td.order << " ceil(" << td.extent_m << " / " << td.tile_m.value << ") x ceil(" << td.extent_n << " / "
+  o << "// " << (ctx.split_k ? "split-k" : "stream-k") << " over " << td.order << " ceil(" << td.extent_m << " / " << td.tile_m.value << ") x ceil(" << td.extent_n << " / "
     << td.tile_n.value << ") tiles of ceil(" << ctx.k_extent << " / " << ctx.k_tile << ") k slices\n"
     << "struct pl_sk_plan { unsigned tiles_m, tiles_n, kt, sk, dp, w, s0, s1, first, pieces; unsigned long long S; };\n"
     << "static __device__ __forceinline__ void pl_sk_make(const pl::Args* args, pl_sk_plan& p) {\n";
@@ -155,18 +155,37 @@ void emit_stream_k(const LinkContext& ctx, std::ostringstream& o) {
   o << "  p.tiles_m = (" << extent(pm) << " + " << td.tile_m.value - 1 << "u) / " << td.tile_m.value << "u;\n"
     << "  p.tiles_n = (" << extent(pn) << " + " << td.tile_n.value - 1 << "u) / " << td.tile_n.value << "u;\n"
     << "  p.kt = " << k_slices(ctx) << ";\n"
-    << "  const unsigned tiles = p.tiles_m * p.tiles_n, g = gridDim.x, full = tiles / g, rem = tiles % g;\n"
-    << "  p.sk = rem == 0u || p.kt == 0u ? 0u : (full >= 1u ? rem + g : rem);  // tiles in the stream-k region\n"
-    << "  p.dp = (tiles - p.sk) / g;                                             // whole tiles per block after it\n"
-    << "  p.S = (unsigned long long)p.sk * p.kt;\n"
-    << "  // shares of at least 4 slices: the first w blocks take one each, the others none\n"
-    << "  p.w = p.S / 4ull < g ? (unsigned)(p.S / 4ull) : g;\n"
-    << "  if (p.w == 0u && p.S > 0ull) p.w = 1u;\n"
-    << "  p.s0 = blockIdx.x < p.w ? (unsigned)(p.S * blockIdx.x / p.w) : (unsigned)p.S;\n"
-    << "  p.s1 = blockIdx.x < p.w ? (unsigned)(p.S * (blockIdx.x + 1u) / p.w) : (unsigned)p.S;\n"
-    << "  p.first = p.kt ? p.s0 / p.kt : 0u;\n"
-    << "  p.pieces = p.s1 > p.s0 ? (p.s1 - 1u) / p.kt - p.first + 1u : 0u;\n"
-    << "}\n"
+    << "  const unsigned tiles = p.tiles_m * p.tiles_n, g = gridDim.x, full = tiles / g, rem = tiles % g;\n";
+  if (ctx.split_k)
+    o << "  // split-k: the partial last wave's R = T % G tiles come first, each cut into s = G / R equal k pieces\n"
+      << "  // (at most one per slice): block b < R s takes piece b % s of tile b / s; every block then takes\n"
+      << "  // its whole tiles. Pieces run side by side at the same k offsets, so blocks sharing an operand\n"
+      << "  // read the same k slices at the same time, as in the data-parallel waves.\n"
+      << "  (void)full;\n"
+      << "  p.sk = p.kt == 0u ? 0u : rem;\n"
+      << "  p.w = p.sk ? g / p.sk : 1u;  // s: pieces per tile\n"
+      << "  if (p.w > p.kt) p.w = p.kt;\n"
+      << "  if (p.w == 0u) p.w = 1u;\n"
+      << "  p.dp = (tiles - p.sk) / g;\n"
+      << "  p.S = (unsigned long long)p.sk * p.w;  // pieces\n"
+      << "  p.pieces = blockIdx.x < p.S ? 1u : 0u;\n"
+      << "  p.first = blockIdx.x / p.w;\n"
+      << "  p.s0 = blockIdx.x % p.w;  // this block's piece of its tile\n"
+      << "  p.s1 = 0u;\n"
+      << "}\n";
+  else
+    o << "  p.sk = rem == 0u || p.kt == 0u ? 0u : (full >= 1u ? rem + " << (ctx.sk_waves ? "g" : "0u") << " : rem);  // tiles in the stream-k region\n"
+      << "  p.dp = (tiles - p.sk) / g;                                             // whole tiles per block after it\n"
+      << "  p.S = (unsigned long long)p.sk * p.kt;\n"
+      << "  // shares of at least 4 slices: the first w blocks take one each, the others none\n"
+      << "  p.w = p.S / 4ull < g ? (unsigned)(p.S / 4ull) : g;\n"
+      << "  if (p.w == 0u && p.S > 0ull) p.w = 1u;\n"
+      << "  p.s0 = blockIdx.x < p.w ? (unsigned)(p.S * blockIdx.x / p.w) : (unsigned)p.S;\n"
+      << "  p.s1 = blockIdx.x < p.w ? (unsigned)(p.S * (blockIdx.x + 1u) / p.w) : (unsigned)p.S;\n"
+      << "  p.first = p.kt ? p.s0 / p.kt : 0u;\n"
+      << "  p.pieces = p.s1 > p.s0 ? (p.s1 - 1u) / p.kt - p.first + 1u : 0u;\n"
+      << "}\n";
+  o
     << "static __device__ __forceinline__ void pl_sk_coords(unsigned linear, const pl_sk_plan& p, pl::Tile* t) {\n"
     << "  t->linear = linear;\n";
   if (td.order == "row_major")
@@ -182,8 +201,19 @@ void emit_stream_k(const LinkContext& ctx, std::ostringstream& o) {
     << "// the block holding stream-k slice s\n"
     << "static __device__ __forceinline__ unsigned pl_sk_owner(unsigned long long s, const pl_sk_plan& p) {\n"
     << "  return (unsigned)(((s + 1ull) * p.w - 1ull) / p.S);\n}\n"
-    << "static __device__ __forceinline__ bool pl_sk_unit(const pl_sk_plan& p, unsigned i, pl::Unit* u) {\n"
-    << "  if (i < p.pieces) {\n"
+    << "static __device__ __forceinline__ bool pl_sk_unit(const pl_sk_plan& p, unsigned i, pl::Unit* u) {\n";
+  if (ctx.split_k)
+    o << "  if (i < p.pieces) {\n"
+      << "    u->k_begin = p.s0 * p.kt / p.w;\n"
+      << "    u->k_end = (p.s0 + 1u) * p.kt / p.w;\n"
+      << "    u->emit = p.s0 == 0u;\n"
+      << "    u->peer_begin = u->emit && p.w > 1u ? blockIdx.x + 1u : 0u;\n"
+      << "    u->peer_end = u->emit && p.w > 1u ? blockIdx.x + p.w : 0u;\n"
+      << "    pl_sk_coords(p.first, p, &u->tile);\n"
+      << "    return true;\n"
+      << "  }\n";
+  else
+    o << "  if (i < p.pieces) {\n"
     << "    const unsigned j = p.first + i, lo = j * p.kt, hi = lo + p.kt;\n"
     << "    u->k_begin = (p.s0 > lo ? p.s0 : lo) - lo;\n"
     << "    u->k_end = (p.s1 < hi ? p.s1 : hi) - lo;\n"
@@ -195,8 +225,8 @@ void emit_stream_k(const LinkContext& ctx, std::ostringstream& o) {
     << "    }\n"
     << "    pl_sk_coords(j, p, &u->tile);\n"
     << "    return true;\n"
-    << "  }\n"
-    << "  const unsigned w = i - p.pieces;\n"
+    << "  }\n";
+  o << "  const unsigned w = i - p.pieces;\n"
     << "  if (w >= p.dp) return false;\n"
     << "  u->k_begin = 0u;\n  u->k_end = p.kt;\n  u->emit = true;\n  u->peer_begin = u->peer_end = 0u;\n"
     << "  pl_sk_coords(p.sk + blockIdx.x + w * gridDim.x, p, &u->tile);\n"
@@ -207,7 +237,8 @@ void emit_stream_k(const LinkContext& ctx, std::ostringstream& o) {
     << "// components that walk whole tiles: the tiles this block emits (only its first piece may not)\n"
     << "extern \"C\" __device__ bool pl_tile_at(const pl::Args* args, unsigned i, pl::Tile* t) {\n"
     << "  pl_sk_plan p;\n  pl_sk_make(args, p);\n"
-    << "  const unsigned skip = p.pieces > 0u && p.s0 % p.kt != 0u ? 1u : 0u;\n"
+    << (ctx.split_k ? "  const unsigned skip = p.pieces > 0u && p.s0 != 0u ? 1u : 0u;\n"
+                    : "  const unsigned skip = p.pieces > 0u && p.s0 % p.kt != 0u ? 1u : 0u;\n")
     << "  pl::Unit u;\n  if (!pl_sk_unit(p, i + skip, &u)) return false;\n"
     << "  *t = u.tile;\n  return true;\n}\n"
     << "// the workspace (pipelink::Module allocates grid x " << ctx.workspace_stride << " bytes, zeroed once): block b's record holds "

@@ -198,18 +198,24 @@ std::string render_map(const LinkContext& ctx) {
                                                                      : std::string(", sharing ") + (ctx.cluster_axis == 'm' ? "n" : "m") +
                                                                            ": " + printable(ctx.cluster_axis_why)) +
                                        ")\n"
-                                 : ctx.stream_k ? std::string("stream-k (--tile-schedule): see below\n")
+                                 : ctx.stream_k ? std::string(ctx.split_k ? "split-k" : "stream-k") + " (--tile-schedule): see below\n"
                                                 : std::string("persistent (block b takes b, b+grid, ...)\n"));
   if (ctx.tiles && ctx.k_walk) {
     std::vector<std::string> walkers;
     for (const auto& c : ctx.contracts)
       if (c->tiles.present && !c->tiles.k_extent.empty()) walkers.push_back(printable(c->name));
     o << "  units: " << join(walkers) << " walk k ranges of ceil(" << ctx.k_extent << " / " << ctx.k_tile << ") slices (pl::unit_at)";
+    if (ctx.split_k)
+      o << "; split-k: with T tiles on G blocks and R = T % G > 0, the first R tiles are each cut into s = G / R equal "
+           "pieces of k slices, block b < R s taking piece b % s of tile b / s first, then its whole tiles b + R, b + R + G, ...; "
+           "a split tile is emitted by the block holding its first piece after adding the others' partials\n";
+    else if (ctx.stream_k)
+      o << "; with T tiles on G blocks and R = T % G > 0, the first " << (ctx.sk_waves ? "R + G" : "R") << " tiles (all when T < G) are cut into min(G, slices / 4) equal "
+           "shares of k slices, block b's share first, then its whole tiles " << (ctx.sk_waves ? "b + R + G, b + R + 2G" : "b + R, b + R + G")
+        << ", ...; a tile split across blocks is emitted by "
+           "the block holding its first slice after adding the others' partials\n";
     if (ctx.stream_k)
-      o << "; with T tiles on G blocks and R = T % G > 0, the first R + G tiles (all when T < G) are cut into min(G, slices / 4) equal "
-           "shares of k slices, block b's share first, then its whole tiles b + R + G, b + R + 2G, ...; a tile split across blocks is emitted by "
-           "the block holding its first slice after adding the others' partials\n"
-        << "  workspace: " << ctx.workspace_stride << " bytes per block (" << ctx.partial_instances << " x " << ctx.partial_bytes
+      o << "  workspace: " << ctx.workspace_stride << " bytes per block (" << ctx.partial_instances << " x " << ctx.partial_bytes
         << " bytes of " << printable(ctx.partials_owner ? ctx.partials_owner->name : std::string("?"))
         << "'s partials, then 128 bytes of flags) at Args word " << ctx.workspace_slot
         << ", allocated and zeroed once by the runtime; the grid must be resident at once\n";

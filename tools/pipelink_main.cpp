@@ -90,8 +90,8 @@ int run(int argc, char** argv) {
   const char* order_help = "the tile sequence's order: row_major, col_major or grouped:G (G tiles along m per band); components "
                            "whose [tiles] say order = \"any\" follow it, one that names another order refuses the link";
   link->add_option("--tile-order", opt.tile_order, order_help);
-  const char* sched_help = "how blocks share the tiles: data-parallel (default: whole tiles, b, b+grid, ...) or stream-k (the last "
-                           "partial wave and one full wave split along k into equal shares; needs components that walk k ranges, "
+  const char* sched_help = "how blocks share the tiles: data-parallel (default: whole tiles, b, b+grid, ...) or stream-k[:W] (the last "
+                           "partial wave and W = 1 (default) or 0 full waves split along k into equal shares; needs components that walk k ranges, "
                            "[tiles] k_extent, and one that sums partials, [tiles] partial_bytes)";
   link->add_option("--tile-schedule", opt.tile_schedule, sched_help);
   link->add_option("--kernel-name", opt.kernel_name, "name of the generated __global__ entry");

@@ -6,7 +6,8 @@
 
 The kernels (examples/CMakeLists.txt, session 10): the loader and the main loop built with
 -DGU_UNITS=1 (they walk pl::unit_at), linked twice from the same objects: TILE_SCHEDULE stream-k
-(<kind>_<tile>_sk) and data-parallel (<kind>_<tile>_dp). For each M the tile is the one
+(<kind>_<tile>_sk: the partial last wave and one full wave split along k), TILE_SCHEDULE stream-k:0
+(<kind>_<tile>_sk0: only the partial last wave) and data-parallel (<kind>_<tile>_dp). For each M the tile is the one
 bench_torch.py's rule picks (fixed before this bench existed: 64 x 104 for M <= 64, else the 128 x
 128 panel kernel where its last wave wastes <= 5%, else the least quantised of 128 x 104 / 128 x
 128); this bench times that tile's committed kernel (the session-9 object, walking pl::tile_at),
@@ -24,6 +25,12 @@ Prediction, written before the first run: stream-k pays where the last wave is p
 and 128: 247 tiles = 1.87 waves; M = 2048: 24.24; M = 4096: 48.5) by up to the idle fraction
 (6.5%, 3%, 1%) less the partials' cost, and costs a little where the waves are whole (M = 1024,
 14.97 waves of 128 x 104).
+Run 1 (H200, 2026-11-30 23:5x UTC, stream-k:1 only): slower everywhere, 2-5%; _sk0 added after it.
+Run 2: _sk0 also slower at M = 128 and 1024 (3-5%), 1.4% faster at 2048 (GEMM). Reading: a stream-k
+share starts at another k offset in every block, so blocks that share a W column (or an X row
+block) no longer read the same k slice at the same time, and the region's operands outgrow what
+L2 keeps; split-k (<kind>_<tile>_splitk: the R tail tiles each cut into G / R equal pieces, all
+at the same k offsets) is the schedule that keeps them in step, added after run 2.
 """
 from __future__ import annotations
 
@@ -115,7 +122,7 @@ def main() -> int:
         for kind in ("gemm", "fused"):
             fused = kind == "fused"
             base = kind + (("_" + tile) if tile else "")
-            for name in (base, base + "_dp", base + "_sk"):
+            for name in (base, base + "_dp", base + "_sk", base + "_sk0", base + "_splitk"):
                 if not os.path.isfile(os.path.join(a.kernels, name + ".cubin")):
                     continue
                 k = kernel(name)
@@ -145,7 +152,7 @@ def main() -> int:
             ref, rtol = refs[name]
             checks[name] = B.tol_check(out, ref, ATOL, rtol)
             all_ok &= checks[name]["ok"]
-            if name.endswith("_sk"):  # again: the same bits (fixed sum order, flags cleared)
+            if name.endswith(("_sk", "_sk0", "_splitk")):  # again: the same bits (fixed sum order, flags cleared)
                 first = out.clone()
                 out.fill_(float("nan"))
                 fn()
@@ -171,12 +178,13 @@ def main() -> int:
         for kind in ("gemm", "fused"):
             base = kind + (("_" + tile) if tile else "")
             sk, dp = base + "_sk", base + "_dp"
-            if sk in samples and base in samples:
-                claims[f"{sk} / {base}"] = B.paired_ratio(samples[sk], samples[base])
+            for x in (sk, base + "_sk0", base + "_splitk"):
+                if x in samples and base in samples:
+                    claims[f"{x} / {base}"] = B.paired_ratio(samples[x], samples[base])
             if dp in samples and base in samples:
                 claims[f"{dp} / {base}"] = B.paired_ratio(samples[dp], samples[base])
             bl = "torch.mm" if kind == "gemm" else "torch.mm+swiglu-compiled"
-            for n in (base, sk):
+            for n in (base, sk, base + "_sk0", base + "_splitk"):
                 if n in samples:
                     claims[f"{n} / {bl}"] = B.paired_ratio(samples[n], samples[bl])
         flops = 2.0 * M * HID * GU_N
