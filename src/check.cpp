@@ -684,8 +684,8 @@ void check_schedule(LinkContext& ctx) {
     d.error("tiles", "--tile-schedule " + sched + " splits tiles along k, but no component sums the pieces: the component that holds the "
                      "accumulators declares [tiles] partial_bytes (the bytes of one piece's partial result)", kref->tiles.k_loc);
   if (ctx.cluster_size() > 1)
-    d.error("tiles", "--tile-schedule stream-k in a cluster link: the blocks of a cluster walk tiles in step, a stream-k share "
-                     "does not; link without the cluster or data-parallel", ctx.cluster->loc);
+    d.error("tiles", "--tile-schedule " + sched + " in a cluster link: the blocks of a cluster walk tiles in step, the pieces "
+                     "of a split tile do not; link without the cluster or data-parallel", ctx.cluster->loc);
   // Pipes that move stages per k slice.
   for (const Pipe& pipe : ctx.pipes) {
     std::vector<PipeEnd> ends = pipe.producers;
@@ -701,14 +701,14 @@ void check_schedule(LinkContext& ctx) {
     const PortDecl& pp = pc.ports[per_k->port];
     if (pipe.transfer_to >= 0 || pipe.transfer_from >= 0)
       d.error("tiles", "pipe '" + pipe.name + "' moves stages per k slice (" + pc.name + "'s per_tile = \"" + pp.per_tile.text() +
-                           "\") through a generated transfer, which walks whole tiles: under --tile-schedule stream-k its ends "
+                           "\") through a generated transfer, which walks whole tiles: under --tile-schedule " + sched + " its ends "
                            "must share the stage layout", pp.per_tile_loc);
     std::set<const Contract*> told;
     for (const PipeEnd& e : ends) {
       const Contract& c = *ctx.instances[e.instance].contract;
       if (!c.tiles.k_extent.empty() || !told.insert(&c).second) continue;
       d.error("tiles", "pipe '" + pipe.name + "' moves stages per k slice (" + pc.name + "'s per_tile = \"" + pp.per_tile.text() +
-                           "\"), which --tile-schedule stream-k splits across blocks, but '" + c.name +
+                           "\"), which --tile-schedule " + sched + " splits across blocks, but '" + c.name +
                            "' walks whole tiles: its [tiles] declares no k_extent",
               c.tiles.present ? c.tiles.loc : c.ports[e.port].loc)
           .notes.push_back(pc.name + " declares per_tile at " + pp.per_tile_loc.str());

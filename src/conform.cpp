@@ -195,6 +195,37 @@ std::vector<std::string> closure(const std::map<std::string, std::vector<std::st
   return order;
 }
 
+// Work units: a component's code walks them iff its contract says so. pl::unit_at (device.cuh)
+// names pl_units_marker in an empty asm statement (no instruction survives ptxas), so the call is
+// visible in the component's PTX wherever it was inlined. A contract that declares [tiles]
+// k_extent without the code calling pl::unit_at would run whole tiles where a split schedule
+// hands it pieces; code that calls it under a contract without k_extent is invisible to the
+// schedule checks (check_schedule) that keep its pipes consistent.
+void check_units(LinkContext& ctx, const Contract& c, const std::string& object,
+                 const std::map<std::string, std::vector<std::string>>& fns, const std::string& root) {
+  int indirect = 0;
+  bool marks = false;
+  for (const std::string& f : closure(fns, root, indirect)) {
+    auto it = fns.find(f);
+    if (it == fns.end()) continue;
+    for (const std::string& st : statements(it->second))
+      if (st.find("pl_units_marker") != std::string::npos) marks = true;
+  }
+  const bool declares = c.tiles.present && !c.tiles.k_extent.empty();
+  if (marks && !declares)
+    ctx.diags.error("conformance", "component '" + c.name + "': its code (object '" + object + "') walks work units (it calls "
+                                   "pl::unit_at), but its contract declares no [tiles] k_extent / k_tile",
+                    c.tiles.present ? c.tiles.loc : c.loc)
+        .notes.push_back("a component that runs a tile's k slices itself declares k_extent = \"K\" and k_tile in [tiles] "
+                         "(docs/contracts.md); one that handles whole tiles calls pl::tile_at");
+  else if (!marks && declares)
+    ctx.diags.error("conformance", "component '" + c.name + "' declares [tiles] k_extent = \"" + c.tiles.k_extent +
+                                       "\" (it walks k ranges), but its code (object '" + object +
+                                       "') never calls pl::unit_at: under a split-k or stream-k schedule it would run whole "
+                                       "tiles where its peers run pieces",
+                    c.tiles.k_loc);
+}
+
 // One instruction as a note shows it: trimmed, runs of blanks as one space.
 std::string trim(const std::string& s) {
   std::string out;
@@ -867,6 +898,7 @@ void conform(LinkContext& ctx, const std::vector<Input>& inputs) {
     auto fns = ptx_functions(ptx);
     const bool scanned = fns.count(root) > 0;
     if (scanned) scan_code(ctx, c, object, fns, root, static_shared_vars(ptx));
+    if (scanned) check_units(ctx, c, object, fns, root);
     std::string line = printable(c.name) + ": ";
     int n = 0;
     std::string list;

@@ -365,6 +365,7 @@ void generate(LinkContext& ctx) {
   }
 
   o << "\n// ---- the tile sequence (one scheduler for every component) ----\n";
+  if (ctx.k_walk) o << "extern \"C\" __device__ unsigned pl_units_marker = 0u;  // named by pl::unit_at (conformance), never read\n";
   if (ctx.stream_k && ctx.tiles) {
     emit_stream_k(ctx, o);
   } else {

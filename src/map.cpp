@@ -222,8 +222,7 @@ std::string render_map(const LinkContext& ctx) {
     else
       o << "; data-parallel: each unit is a whole tile\n";
   }
-  else
-    o << "  none declared: one tile per block\n";
+  if (!ctx.tiles) o << "  none declared: one tile per block\n";
   return o.str();
 }
 

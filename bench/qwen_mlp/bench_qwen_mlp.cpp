@@ -458,14 +458,15 @@ void write_md(const std::string& path, const RunInfo& info, const std::vector<MR
 constexpr const char* kVariants[] = {"fused", "fused-control", "fused-medium", "fused-medium-control", "fused-narrow",
                                      "fused-narrow-control", "fused-small", "fused-small-control", "gemm", "gemm-control",
                                      "gemm-medium", "gemm-medium-control", "gemm-narrow", "gemm-narrow-control", "gemm-small",
-                                     "gemm-small-control", "fused-sw", "fused-sw-control", "gemm-sw", "gemm-sw-control"};
-constexpr int kNumVariants = 20;
+                                     "gemm-small-control", "fused-sw", "fused-sw-control", "gemm-sw", "gemm-sw-control",
+                                     "fused-sw-splitk", "gemm-sw-splitk"};
+constexpr int kNumVariants = 22;
 
 constexpr char kUsage[] =
     "usage: bench_qwen_mlp [--VARIANT CUBIN MAP]... [--M 16,128,1024,2048,4096,8192] [--rounds 20] [--algos 32]\n"
     "                      [--json PATH] [--md PATH] [--swiglu-cubin PATH] [--util-cubin PATH]\n"
     "  VARIANT: fused, fused-medium, fused-narrow, fused-small, fused-sw, gemm, gemm-medium, gemm-narrow, gemm-small,\n"
-    "           gemm-sw, each also with -control\n";
+    "           gemm-sw, each also with -control; fused-sw-splitk, gemm-sw-splitk (--tile-schedule split-k, not selected)\n";
 
 }  // namespace
 
@@ -697,6 +698,11 @@ int main(int argc, char** argv) {
     claim("gemm / best cuBLAS", r.selected_gemm, r.best_gemm);
     claim("fused linked / control", r.selected_fused, r.selected_fused + "-control");
     claim("gemm linked / control", r.selected_gemm, r.selected_gemm + "-control");
+    // Session 10: the panel kernels linked with --tile-schedule split-k (timed beside, not selected).
+    claim("fused split-k / best pair", "fused-sw-splitk", r.best_pair);
+    claim("gemm split-k / best cuBLAS", "gemm-sw-splitk", r.best_gemm);
+    claim("fused split-k / fused-sw", "fused-sw-splitk", "fused-sw");
+    claim("gemm split-k / gemm-sw", "gemm-sw-splitk", "gemm-sw");
     claim("cublaslt-best / cublas-gemmex", "cublaslt-best", "cublas-gemmex");
     claim("cublaslt-best / cublaslt-top1", "cublaslt-best", "cublaslt-top1");
 

@@ -87,6 +87,8 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--json")
     ap.add_argument("--md")
+    ap.add_argument("--profile", action="store_true",
+                    help="launch each PipeLink GEMM variant of each M once (for ncu), in the order printed; no checks, no timing")
     a = ap.parse_args()
     dev = torch.device("cuda")
     props = torch.cuda.get_device_properties(dev)
@@ -102,6 +104,22 @@ def main() -> int:
             ks[name] = pipelink.Kernel(c, m)
         return ks[name]
 
+    if a.profile:
+        W = torch.randn(GU_N, HID, dtype=torch.bfloat16, device=dev) * 0.02
+        for M in [int(x) for x in a.M.split(",")]:
+            tile = tile_for(M, sms)
+            X = torch.randn(M, HID, dtype=torch.bfloat16, device=dev)
+            base = "gemm" + (("_" + tile) if tile else "")
+            for name in (base, base + "_dp", base + "_sk", base + "_sk0", base + "_splitk"):
+                if not os.path.isfile(os.path.join(a.kernels, name + ".cubin")):
+                    continue
+                k = kernel(name)
+                out = torch.empty(M, GU_N, dtype=torch.bfloat16, device=dev)
+                g = configure(k, False, X, W, out, M, sms, panels="sw" in name)
+                k.launch(g)
+                torch.cuda.synchronize()
+                print(f"profile: launched {name} at M = {M} (grid {g})", flush=True)
+        return 0
     compiled = torch.compile(swiglu, dynamic=True)
     compiled(torch.randn(16, GU_N, dtype=torch.bfloat16, device=dev))
     W = torch.randn(GU_N, HID, dtype=torch.bfloat16, device=dev) * 0.02

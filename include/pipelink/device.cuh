@@ -129,7 +129,13 @@ extern "C" __device__ bool pl_unit_at(const Args* args, unsigned iteration, Unit
 // and one flag.
 extern "C" __device__ unsigned char* pl_partials(const Args* args, unsigned block, unsigned instance);
 extern "C" __device__ unsigned* pl_partials_flag(const Args* args, unsigned block, unsigned instance);
-__device__ __forceinline__ bool unit_at(const Ctx& ctx, unsigned i, Unit& u) { return pl_unit_at(ctx.args, i, &u); }
+// Defined by a link whose contracts declare k_extent; never read. unit_at names it in an empty asm
+// statement (no instruction), so PipeLink's conformance check sees which code walks units.
+extern "C" __device__ unsigned pl_units_marker;
+__device__ __forceinline__ bool unit_at(const Ctx& ctx, unsigned i, Unit& u) {
+  asm volatile("// pl::unit_at %0" ::"l"(&pl_units_marker));
+  return pl_unit_at(ctx.args, i, &u);
+}
 // This instance's partial slot in block `block`'s record (16-byte aligned; read another block's
 // with ld.global.cg, e.g. __ldcg, after partials_wait: it was written from another SM).
 template <class T> __device__ __forceinline__ T* partials(const Ctx& ctx, unsigned block) {

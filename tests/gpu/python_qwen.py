@@ -5,8 +5,10 @@ Python on PyTorch tensors, checked against PyTorch, then captured in a CUDA grap
     PYTHONPATH=build/python python3 tests/gpu/python_qwen.py [BUILD_DIR]
 
 For each tile variant (fused: 128x128, two consumer warpgroups; fused_small: 64x104, one; fused_sw:
-128x128 with the accumulator stage in four 128B-swizzled panels; and fused_small linked with
-min_registers=True, whose map must show the entry cap of 136 ptxas kept):
+128x128 with the accumulator stage in four 128B-swizzled panels; fused_small linked with
+min_registers=True, whose map must show the entry cap of 136 ptxas kept; fused_sw_splitk and
+fused_small_sk, the work-unit objects linked with --tile-schedule split-k / stream-k, whose split
+tiles are summed from f32 partials, so step 4 also checks that a replay clears the flags):
   1. link it from Python (pipelink.link) from the build's component objects, and compare the
      cubin with the one the build linked through the command line;
   2. load it (pipelink.Kernel), build the three tensor maps from torch tensors, launch it on
@@ -69,8 +71,17 @@ VARIANTS = {
     # a thread (__maxnreg__) and setmaxnreg raises the main loop's warpgroup to 232 within them
     "fused_small_mr": ([Q / "loader/contract_small.toml", Q / "mma/contract_small.toml", Q / "swiglu/contract.toml",
                         Q / "store/contract.toml"], [64, 40]),
+    # session 10: the loader and main loop that walk work units (pl::unit_at), linked with a split
+    # schedule: split-k (the partial last wave's tiles cut into equal k pieces: M = 1000 has 1600
+    # tiles, 16 of them split 8 ways; M = 256 400 tiles, 4 split 33 ways) and stream-k (M = 64 / 40:
+    # 247 tiles in 132 shares of k slices); each split tile summed from f32 partials
+    "fused_sw_splitk": ([Q / "loader/contract_sk.toml", Q / "mma/contract_sw_sk.toml", Q / "mma/contract_sw_sk.toml",
+                         Q / "swiglu/contract_sw.toml", Q / "store/contract.toml"], [1000, 256]),
+    "fused_small_sk": ([Q / "loader/contract_small_sk.toml", Q / "mma/contract_small_sk.toml", Q / "swiglu/contract.toml",
+                        Q / "store/contract.toml"], [64, 40]),
 }
 LINK_OPTIONS = {"fused_small_mr": dict(min_registers=True)}
+SCHEDULE = {"fused_sw_splitk": "split-k", "fused_small_sk": "stream-k"}
 GUARD_ROWS = 64
 
 failures = []
@@ -158,7 +169,12 @@ def main():
         try:
             t0 = time.perf_counter()
             out_cubin, out_map = Path(tmp.name) / f"{name}.cubin", Path(tmp.name) / f"{name}.map"
-            r = pipelink.link(contracts, output=out_cubin, map=out_map, library_dirs=[QO], **LINK_OPTIONS.get(name, {}))
+            opts = dict(LINK_OPTIONS.get(name, {}))
+            if name in SCHEDULE:
+                opts["tile_schedule"] = SCHEDULE[name]
+            r = pipelink.link(contracts, output=out_cubin, map=out_map, library_dirs=[QO], **opts)
+            if name in SCHEDULE and f"{SCHEDULE[name]} (--tile-schedule)" not in r.map:
+                fail(f"{name}: the map does not show the {SCHEDULE[name]} schedule")
             dt = time.perf_counter() - t0
             print(f"  linked from Python in {dt:.1f} s: {len(r.cubin)} bytes, {r.threads} threads, {r.smem_bytes} B smem, "
                   f"{len(r.warnings)} warnings", end="")
