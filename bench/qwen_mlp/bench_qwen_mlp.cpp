@@ -666,7 +666,14 @@ int main(int argc, char** argv) {
     // before the run that measured it: the 128 x 128 tile with the accumulator panels (*-sw; its
     // epilogue stores free of bank conflicts) wherever its last wave wastes at most 5% of its
     // rounds, ceil(w) / w - 1 <= 0.05 for w = tiles / SMs (M >= 2048 here).
+    // Session 10, fixed before the run that measured it: at M >= 1024 (8 or more 128-row tiles:
+    // compute-bound) the panel kernel linked with --tile-schedule split-k (*-sw-splitk), whose
+    // partial last wave no longer idles (2.4-4.1% faster than *-sw at M = 1024 / 2048 in the run
+    // that first timed it, level at 4096 / 8192).
     auto select = [&](const std::string& kind) {
+      if (M >= 1024)
+        for (const auto& k : kernels)
+          if (k->label == kind + "-sw-splitk") return k->label;
       for (const auto& k : kernels) {
         if (!k->panels || k->label.find("control") != std::string::npos || k->label.rfind(kind, 0) != 0 || M <= 64) continue;
         const double w = double((M + k->tile_m - 1) / k->tile_m) * double((kInter + k->tile_n - 1) / k->tile_n) / sms;

@@ -41,7 +41,10 @@ RTOL_H_BF16_MATH = 2.0 ** -5  # eager torch SwiGLU: silu and the product in bf16
 VARIANTS = ["fused", "fused_medium", "fused_narrow", "fused_small", "gemm", "gemm_medium", "gemm_narrow", "gemm_small"]
 # Timed beside the selected kernels where present, not selected: gemm_sw, the 128 x 128 GEMM whose
 # accumulator stage is four 128-byte-swizzled 64-column panels (no bank conflicts on its stores).
-EXTRA = ["gemm_sw", "fused_sw", "gemm_cluster_sw", "fused_cluster_sw", "gemm_sw_pair", "fused_sw_pair"]
+EXTRA = ["gemm_sw", "fused_sw", "gemm_cluster_sw", "fused_cluster_sw", "gemm_sw_pair", "fused_sw_pair", "gemm_sw_splitk",
+         "fused_sw_splitk"]
+# gemm_sw_splitk / fused_sw_splitk (session 10): the panel kernels' objects built to walk work units,
+# linked with --tile-schedule split-k: the partial last wave's tiles cut into equal k pieces.
 # gemm_sw_pair / fused_sw_pair: the panel kernels with one m64n256k16 per k16 step (A read once).
 # gemm_cluster_sw / fused_cluster_sw: the same in 2-block clusters with W multicast (gu_loader_mc),
 # timed beside the others at M >= 2048 (not selected).
@@ -70,6 +73,12 @@ def select(ks, kind: str, M: int, sms: int) -> str:
     (<kind>_sw) wherever its last wave wastes at most 5% of its rounds (ceil(w) / w - 1 <= 0.05,
     w = tiles / SMs)."""
     sw = kind + "_sw"
+    # Session 10, fixed before the run that measured it: at M >= 1024 (8 or more 128-row tiles:
+    # compute-bound) the panel kernel linked with --tile-schedule split-k, whose partial last wave
+    # no longer idles (C++ bench, 2026-11-30 23:4x UTC: 2.4-4.1% faster than the data-parallel one at
+    # M = 1024 / 2048, level at 4096 / 8192).
+    if sw + "_splitk" in ks and M >= 1024:
+        return sw + "_splitk"
     if sw in ks and M > 64:
         w = math.ceil(M / ks[sw].fact("tile_m")) * math.ceil(INTER / ks[sw].fact("tile_n")) / sms
         if math.ceil(w) / w - 1 <= 0.05:
@@ -130,7 +139,7 @@ def main() -> int:
         for kind, forced in kinds:
             v = forced or select(ks, kind, M, sms)
             out = torch.empty(M, INTER if kind == "fused" else GU_N, dtype=torch.bfloat16, device=dev)
-            g = configure(ks[v], kind == "fused", X, W, out, M, sms, panels=v.endswith("_sw"))
+            g = configure(ks[v], kind == "fused", X, W, out, M, sms, panels="_sw" in v)
             ks[v].launch(g)
             torch.cuda.synchronize()
             print(f"profile: launched {v} at M = {M} (grid {g})")
@@ -168,7 +177,7 @@ def main() -> int:
         OUT_G = torch.empty(M, GU_N, dtype=torch.bfloat16, device=dev)
         vf, vg = select(ks, "fused", M, sms), select(ks, "gemm", M, sms)
         gf = configure(ks[vf], True, X, W, OUT_F, M, sms)
-        gg = configure(ks[vg], False, X, W, OUT_G, M, sms, panels=vg.endswith("_sw"))
+        gg = configure(ks[vg], False, X, W, OUT_G, M, sms, panels="_sw" in vg)
         Wt = W.t()
         hold = {}
 
