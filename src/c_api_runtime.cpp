@@ -85,7 +85,8 @@ std::string info_json(const plrt_kernel& k) {
   std::string j = "{\"name\":";
   pipelink::append_json_string(j, k.mod->kernel_name());
   j += ",\"threads\":" + std::to_string(k.mod->threads()) + ",\"smem_bytes\":" + std::to_string(k.mod->smem_bytes()) +
-       ",\"device\":" + std::to_string(k.ordinal) + ",\"pdl\":" + (k.mod->pdl() ? "true" : "false") + ",\"params\":{";
+       ",\"device\":" + std::to_string(k.ordinal) + ",\"pdl\":" + (k.mod->pdl() ? "true" : "false") +
+       ",\"workspace_stride\":" + std::to_string(k.mod->workspace_stride()) + ",\"params\":{";
   bool first = true;
   for (const auto& [name, type] : k.mod->param_types()) {
     if (!first) j += ",";
@@ -204,6 +205,17 @@ int plrt_launch(plrt_kernel* k, unsigned grid, void* stream, char* err, size_t s
     CtxScope scope(k->ctx);
     if (!scope.status()) return fail(err, size, scope.status().message);
     const pipelink::Status s = k->mod->launch(grid, static_cast<CUstream>(stream));
+    return s ? 0 : fail(err, size, s.message);
+  });
+}
+
+int plrt_reserve_workspace(plrt_kernel* k, unsigned grid, void* stream, char* err, size_t size) {
+  if (!k || !k->mod) return fail(err, size, "plrt_reserve_workspace: NULL kernel");
+  if (grid == 0) return fail(err, size, "reserve_workspace: grid must be at least 1 block");
+  return guarded(err, size, "plrt_reserve_workspace", [&] {
+    CtxScope scope(k->ctx);
+    if (!scope.status()) return fail(err, size, scope.status().message);
+    const pipelink::Status s = k->mod->reserve_workspace(grid, static_cast<CUstream>(stream));
     return s ? 0 : fail(err, size, s.message);
   });
 }

@@ -223,6 +223,15 @@ Status Module::reserve_workspace(unsigned grid, CUstream stream) {
   if (!workspace_stride_) return {};
   const size_t need = static_cast<size_t>(grid) * workspace_stride_;
   if (need <= workspace_bytes_) return {};
+  // Allocating is not allowed while the stream is captured into a CUDA graph (and the graph would
+  // keep the old address): the first launch of a grid this large must come before the capture.
+  CUstreamCaptureStatus capturing = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (CUresult r = cuStreamIsCapturing(stream, &capturing); r != CUDA_SUCCESS)
+    return Status::error(cu_error(r, "cuStreamIsCapturing"));
+  if (capturing != CU_STREAM_CAPTURE_STATUS_NONE)
+    return Status::error("launch: this split-schedule kernel needs a partials workspace for " + std::to_string(grid) +
+                         " blocks, which cannot be allocated while the stream is being captured: launch it (or call "
+                         "reserve_workspace(" + std::to_string(grid) + ")) once before the capture");
   if (workspace_) {
     // An earlier launch may still read the old buffer: cuMemFree waits for the device first.
     if (CUresult r = cuMemFree(workspace_); r != CUDA_SUCCESS) return Status::error(cu_error(r, "cuMemFree(workspace)"));

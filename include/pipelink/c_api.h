@@ -126,6 +126,12 @@ PL_C_EXPORT int plrt_set_tensormap(plrt_kernel* k, const char* name, const void*
  * CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION (and only such a cubin). */
 PL_C_EXPORT int plrt_launch(plrt_kernel* k, unsigned grid, void* stream, char* err, size_t err_size);
 
+/* A split-schedule kernel (--tile-schedule split-k / stream-k; its info JSON has "workspace_stride"
+ * > 0): allocates and zeroes the partials' workspace for `grid` blocks now (plrt_launch does it on
+ * the first launch of a grid that large, which a CUDA graph capture does not allow). A no-op for
+ * other kernels and for a grid the workspace already covers. */
+PL_C_EXPORT int plrt_reserve_workspace(plrt_kernel* k, unsigned grid, void* stream, char* err, size_t err_size);
+
 /* A PL_CHECKED kernel's first timed-out pipe wait ("" if none), into (buf, size). */
 PL_C_EXPORT int plrt_checked_report(const plrt_kernel* k, char* buf, size_t size);
 

@@ -136,6 +136,8 @@ class _Libs:
                 f.restype = I
             lib.plrt_launch.argtypes = [P, ctypes.c_uint, P, E, S]
             lib.plrt_launch.restype = I
+            lib.plrt_reserve_workspace.argtypes = [P, ctypes.c_uint, P, E, S]
+            lib.plrt_reserve_workspace.restype = I
             lib.plrt_checked_report.argtypes = [P, E, S]
             lib.plrt_checked_report.restype = I
             U64 = ctypes.c_ulonglong
@@ -615,6 +617,8 @@ class Kernel:
         self.smem_bytes: int = info["smem_bytes"]
         self.device: int = info["device"]
         self.pdl: bool = bool(info.get("pdl", False))
+        # bytes of partials workspace per block: > 0 for a split tile schedule (reserve_workspace)
+        self.workspace_stride: int = int(info.get("workspace_stride", 0))
         self.params: Dict[str, str] = dict(info["params"])  # name -> type
         self.facts: Dict[str, int] = dict(info["facts"])
         self._set: Dict[str, Any] = {}  # name -> what was set (keeps tensors alive)
@@ -736,6 +740,15 @@ class Kernel:
         if hasattr(stream, "cuda_stream"):
             return int(stream.cuda_stream)
         raise TypeError(f"pipelink.Kernel.launch: stream must be a torch.cuda.Stream or an int, not {type(stream).__name__}")
+
+    def reserve_workspace(self, grid: int, stream: Any = None) -> None:
+        """A kernel linked with a split tile schedule (tile_schedule="split-k" / "stream-k"; its
+        info["workspace_stride"] > 0) sums split tiles through a workspace of grid x stride bytes
+        that the first launch of a grid that large allocates and zeroes. A CUDA graph capture
+        cannot allocate: launch once before capturing, or call this with the grid you will
+        capture. A no-op for other kernels."""
+        g = self._int("grid", "a block count", grid, 1, _U32)
+        self._call(self._lib.plrt_reserve_workspace, ctypes.c_uint(g), ctypes.c_void_p(self._stream(stream)))
 
     def checked_report(self) -> str:
         """In a PL_CHECKED link: the first pipe wait that timed out, or ""."""
