@@ -196,6 +196,11 @@ def main():
         k = pipelink.Kernel(cubin, map_path)
         print(f"  {k.name}: {k.threads} threads, {k.smem_bytes} B smem, tile {k.fact('tile_m')}x{k.fact('tile_n')}, "
               f"params {k.params}")
+        if (k.workspace_stride > 0) != (name in SCHEDULE):
+            fail(f"{name}: workspace_stride {k.workspace_stride}, but the link is {SCHEDULE.get(name, 'data-parallel')}")
+        if name in SCHEDULE:
+            k.reserve_workspace(sms)  # allocated ahead (a capture could not); launches below reuse it
+            print(f"  partials workspace: {k.workspace_stride} bytes per block, reserved for {sms} blocks")
         for M in Ms:
             X = torch.randn(M, K_HIDDEN, device="cuda", generator=gen).to(torch.bfloat16)
             Hbuf = torch.full((M + GUARD_ROWS, N_INTER), float("nan"), device="cuda", dtype=torch.bfloat16)
