@@ -26,7 +26,7 @@
 #               [OUTPUT <cubin>] [MAP] [CONTROL] [SAVE_TEMPS] [CONNECT <PORT=PIPE>...]
 #               [DEFINES <NAME[=V]>...] [INCLUDE_DIRECTORIES <dir>...] [KERNEL_NAME <name>]
 #               [ARCH sm_90a] [PDL] [PDL_EARLY_TRIGGER] [TILE_ORDER <order>] [BLOCKS_PER_SM <n>] [MIN_REGISTERS]
-#               [TILE_SCHEDULE data-parallel|stream-k] [EXCLUDE_FROM_ALL])
+#               [TILE_SCHEDULE data-parallel|split-k|stream-k[:W]] [EXCLUDE_FROM_ALL])
 #   Runs `pipelink link` over the components' contracts, in order (a component listed twice is
 #   instantiated twice), searching the components' output directories (-L). Writes OUTPUT
 #   (default <current binary dir>/<name>.cubin; relative paths are relative to it), with MAP also
@@ -35,7 +35,7 @@
 #   (programmatic dependent launch: the entry waits before any role; the runtime launches with
 #   the attribute; PDL_EARLY_TRIGGER adds --pdl-early-trigger). TILE_ORDER (row_major, col_major or grouped:G) is --tile-order for both: the
 #   order of the tile sequence, for components whose [tiles] say order = "any". TILE_SCHEDULE is
-#   --tile-schedule for both (stream-k: tiles split along k, docs/contracts.md). BLOCKS_PER_SM is
+#   --tile-schedule for both (split-k, stream-k: tiles split along k, docs/contracts.md). BLOCKS_PER_SM is
 #   --blocks-per-sm for both (that many blocks fit on one SM); MIN_REGISTERS is --min-registers for
 #   both (launch with the fewest registers the warpgroups' budgets fit in). Creates the custom target
 #   <name> (built by `all` unless EXCLUDE_FROM_ALL) with the properties PIPELINK_CUBIN,

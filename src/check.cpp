@@ -666,7 +666,7 @@ void check_schedule(LinkContext& ctx) {
       ctx.sizes_ok = false;
     }
   }
-  if (ctx.partials_owner && (ctx.partial_bytes < 4 || ctx.partial_bytes > (int64_t(1) << 30) || ctx.partial_bytes % 16 != 0)) {
+  if (ctx.partials_owner && (ctx.partial_bytes < 16 || ctx.partial_bytes > (int64_t(1) << 30) || ctx.partial_bytes % 16 != 0)) {
     d.error("tiles", "component '" + ctx.partials_owner->name + "': partial_bytes = " + std::to_string(ctx.partial_bytes) +
                          " must be a multiple of 16 in 16.." + std::to_string(int64_t(1) << 30), ctx.partials_owner->tiles.partial_loc);
     ctx.sizes_ok = false;
@@ -686,6 +686,46 @@ void check_schedule(LinkContext& ctx) {
   if (ctx.cluster_size() > 1)
     d.error("tiles", "--tile-schedule " + sched + " in a cluster link: the blocks of a cluster walk tiles in step, the pieces "
                      "of a split tile do not; link without the cluster or data-parallel", ctx.cluster->loc);
+  // Under --pdl the entry waits for the previous grid before any role; a partials owner that
+  // waits itself (pdl_wait = "own") could publish into a slot the previous launch still reads.
+  if (ctx.opt.pdl && ctx.partials_owner && ctx.partials_owner->pdl_own_wait)
+    d.error("tiles", "component '" + ctx.partials_owner->name + "' sums split tiles' partials ([tiles] partial_bytes) and waits for "
+                     "earlier kernels itself (pdl_wait = \"own\"): under --pdl it could write the workspace while the previous "
+                     "launch still reads it; leave the wait to the entry", ctx.partials_owner->pdl_wait_loc.line
+                         ? ctx.partials_owner->pdl_wait_loc : ctx.partials_owner->loc);
+  // A pipe between a component that walks units and one that walks whole tiles: only the
+  // partials owner may hand whole tiles on (it emits once per tile, after summing the pieces).
+  for (const Pipe& pipe : ctx.pipes) {
+    if (!ctx.partials_owner) break;  // reported above: nobody sums the pieces
+    bool per_k = false;              // left to the per-k-slice rule below
+    for (const std::vector<PipeEnd>* side : {&pipe.producers, &pipe.consumers})
+      for (const PipeEnd& e : *side) {
+        const PortDecl& p = ctx.instances[e.instance].contract->ports[e.port];
+        const std::vector<std::string> names = p.per_tile_declared ? p.per_tile.names() : std::vector<std::string>{};
+        per_k |= std::find(names.begin(), names.end(), ctx.k_extent) != names.end();
+      }
+    if (per_k) continue;
+    const PipeEnd* unit_end = nullptr;  // a unit-walking end other than the partials owner as producer
+    const PipeEnd* tile_end = nullptr;  // an end that walks whole tiles
+    for (const std::vector<PipeEnd>* side : {&pipe.producers, &pipe.consumers})
+      for (const PipeEnd& e : *side) {
+        const Contract& c = *ctx.instances[e.instance].contract;
+        if (c.tiles.k_extent.empty()) {
+          if (!tile_end) tile_end = &e;
+        } else if (!unit_end && (side == &pipe.consumers || &c != ctx.partials_owner)) {
+          unit_end = &e;
+        }
+      }
+    if (!unit_end || !tile_end) continue;
+    const Contract& uc = *ctx.instances[unit_end->instance].contract;
+    const Contract& tc = *ctx.instances[tile_end->instance].contract;
+    d.error("tiles", "pipe '" + pipe.name + "' joins '" + uc.name + "', which walks k ranges (pl::unit_at), and '" + tc.name +
+                         "', which walks whole tiles: under --tile-schedule " + sched + " a unit may be a piece of a tile, so "
+                         "their stage counts differ; only the component that sums the pieces ([tiles] partial_bytes) may hand "
+                         "tiles to components that walk whole tiles, as the pipe's producer",
+            uc.ports[unit_end->port].loc)
+        .notes.push_back(tc.name + " declares its end at " + tc.ports[tile_end->port].loc.str());
+  }
   // Pipes that move stages per k slice.
   for (const Pipe& pipe : ctx.pipes) {
     std::vector<PipeEnd> ends = pipe.producers;

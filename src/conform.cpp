@@ -209,7 +209,7 @@ void check_units(LinkContext& ctx, const Contract& c, const std::string& object,
     auto it = fns.find(f);
     if (it == fns.end()) continue;
     for (const std::string& st : statements(it->second))
-      if (st.find("pl_units_marker") != std::string::npos) marks = true;
+      if (st.find("pl_units_marker") != std::string::npos || st.find("pl_unit_at") != std::string::npos) marks = true;
   }
   const bool declares = c.tiles.present && !c.tiles.k_extent.empty();
   if (marks && !declares)
@@ -284,6 +284,9 @@ void check_records(LinkContext& ctx, const Contract& c, const std::string& objec
 
   for (const FactUse& u : c.uses)
     want[{"use", u.name}] = {"[use] " + u.name, u.loc, ctx.fact_value(u.name), false, ""};
+  if (c.tiles.has_partials)
+    want[{"partial_bytes", ""}] = {"[tiles] partial_bytes", c.tiles.partial_loc, c.tiles.partial_bytes.value, true,
+                                   "PL_PARTIAL_BYTES(" + e + ", " + std::to_string(c.tiles.partial_bytes.value) + ")"};
 
   std::map<std::pair<std::string, std::string>, const Record*> seen;
   for (const Record& r : all) {

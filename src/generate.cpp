@@ -135,7 +135,7 @@ void emit_units_data_parallel(const LinkContext& ctx, std::ostringstream& o) {
 // holding a tile's first slice emits the tile, after the partials of the blocks holding its other
 // slices, each of which holds it as its first piece (done first), so no block waits on a block
 // that waits. Tile coordinates follow the link's order from the linear tile index.
-void emit_stream_k(const LinkContext& ctx, std::ostringstream& o) {
+void emit_stream_k(LinkContext& ctx, std::ostringstream& o) {
   const TilesDecl& td = *ctx.tiles;
   const ParamSlot* pm = find_param(ctx, td.extent_m);
   const ParamSlot* pn = find_param(ctx, td.extent_n);
@@ -145,17 +145,32 @@ void emit_stream_k(const LinkContext& ctx, std::ostringstream& o) {
   };
   o << "// " << (ctx.split_k ? "split-k" : "stream-k") << " over " << td.order << " ceil(" << td.extent_m << " / " << td.tile_m.value << ") x ceil(" << td.extent_n << " / "
     << td.tile_n.value << ") tiles of ceil(" << ctx.k_extent << " / " << ctx.k_tile << ") k slices\n"
-    << "struct pl_sk_plan { unsigned tiles_m, tiles_n, kt, sk, dp, w, s0, s1, first, pieces; unsigned long long S; };\n"
+    << "// (k slices count in 64 bits: sk x kt may pass 2^32)\n"
+    << "struct pl_sk_plan { unsigned tiles_m, tiles_n, tiles, kt, sk, w, first, pieces; unsigned long long S, s0, s1; };\n"
     << "static __device__ __forceinline__ void pl_sk_make(const pl::Args* args, pl_sk_plan& p) {\n";
   bool own_wait = false;
   for (const Instance& in : ctx.instances) own_wait |= in.contract->pdl_own_wait;
   const bool device_extent = (pm && pm->type == ParamType::Ptr) || (pn && pn->type == ParamType::Ptr);
-  if (device_extent && ctx.opt.pdl && own_wait)
+  if (device_extent && ctx.opt.pdl && own_wait) {
     o << "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");  // pdl: the extent is an earlier kernel's output\n";
+    for (const Instance& in : ctx.instances)
+      if (in.contract->pdl_own_wait && in.index == 0)
+        ctx.diags.warning("pdl", "component '" + in.contract->name + "' waits for earlier kernels itself (pdl_wait = \"own\"), "
+                                 "but the tile sequence reads its extent from device memory, so its first pl::tile_at or "
+                                 "pl::unit_at waits for them: work it starts before that call still overlaps the previous "
+                                 "kernel, work after it does not",
+                          in.contract->pdl_wait_loc.line ? in.contract->pdl_wait_loc : in.contract->loc);
+  }
+  if (device_extent && checked_build(ctx.opt))
+    for (const ParamSlot* p : {pm, pn})
+      if (p && p->type == ParamType::Ptr)
+        o << "  if (args->word[" << p->slot << "] == 0ull || (args->word[" << p->slot
+          << "] & 3ull) != 0ull) asm volatile(\"trap;\");  // PL_CHECKED: extent '" << p->name << "' must point to a u32\n";
   o << "  p.tiles_m = (" << extent(pm) << " + " << td.tile_m.value - 1 << "u) / " << td.tile_m.value << "u;\n"
     << "  p.tiles_n = (" << extent(pn) << " + " << td.tile_n.value - 1 << "u) / " << td.tile_n.value << "u;\n"
     << "  p.kt = " << k_slices(ctx) << ";\n"
-    << "  const unsigned tiles = p.tiles_m * p.tiles_n, g = gridDim.x, full = tiles / g, rem = tiles % g;\n";
+    << "  const unsigned tiles = p.tiles_m * p.tiles_n, g = gridDim.x, full = tiles / g, rem = tiles % g;\n"
+    << "  p.tiles = tiles;\n";
   if (ctx.split_k)
     o << "  // split-k: the partial last wave's R = T % G tiles come first, each cut into s = G / R equal k pieces\n"
       << "  // (at most one per slice): block b < R s takes piece b % s of tile b / s; every block then takes\n"
@@ -166,24 +181,22 @@ void emit_stream_k(const LinkContext& ctx, std::ostringstream& o) {
       << "  p.w = p.sk ? g / p.sk : 1u;  // s: pieces per tile\n"
       << "  if (p.w > p.kt) p.w = p.kt;\n"
       << "  if (p.w == 0u) p.w = 1u;\n"
-      << "  p.dp = (tiles - p.sk) / g;\n"
       << "  p.S = (unsigned long long)p.sk * p.w;  // pieces\n"
       << "  p.pieces = blockIdx.x < p.S ? 1u : 0u;\n"
       << "  p.first = blockIdx.x / p.w;\n"
       << "  p.s0 = blockIdx.x % p.w;  // this block's piece of its tile\n"
-      << "  p.s1 = 0u;\n"
+      << "  p.s1 = 0ull;\n"
       << "}\n";
   else
     o << "  p.sk = rem == 0u || p.kt == 0u ? 0u : (full >= 1u ? rem + " << (ctx.sk_waves ? "g" : "0u") << " : rem);  // tiles in the stream-k region\n"
-      << "  p.dp = (tiles - p.sk) / g;                                             // whole tiles per block after it\n"
       << "  p.S = (unsigned long long)p.sk * p.kt;\n"
       << "  // shares of at least 4 slices: the first w blocks take one each, the others none\n"
       << "  p.w = p.S / 4ull < g ? (unsigned)(p.S / 4ull) : g;\n"
       << "  if (p.w == 0u && p.S > 0ull) p.w = 1u;\n"
-      << "  p.s0 = blockIdx.x < p.w ? (unsigned)(p.S * blockIdx.x / p.w) : (unsigned)p.S;\n"
-      << "  p.s1 = blockIdx.x < p.w ? (unsigned)(p.S * (blockIdx.x + 1u) / p.w) : (unsigned)p.S;\n"
-      << "  p.first = p.kt ? p.s0 / p.kt : 0u;\n"
-      << "  p.pieces = p.s1 > p.s0 ? (p.s1 - 1u) / p.kt - p.first + 1u : 0u;\n"
+      << "  p.s0 = blockIdx.x < p.w ? p.S * blockIdx.x / p.w : p.S;\n"
+      << "  p.s1 = blockIdx.x < p.w ? p.S * (blockIdx.x + 1u) / p.w : p.S;\n"
+      << "  p.first = p.kt ? (unsigned)(p.s0 / p.kt) : 0u;\n"
+      << "  p.pieces = p.s1 > p.s0 ? (unsigned)((p.s1 - 1ull) / p.kt) - p.first + 1u : 0u;\n"
       << "}\n";
   o
     << "static __device__ __forceinline__ void pl_sk_coords(unsigned linear, const pl_sk_plan& p, pl::Tile* t) {\n"
@@ -204,9 +217,9 @@ void emit_stream_k(const LinkContext& ctx, std::ostringstream& o) {
     << "static __device__ __forceinline__ bool pl_sk_unit(const pl_sk_plan& p, unsigned i, pl::Unit* u) {\n";
   if (ctx.split_k)
     o << "  if (i < p.pieces) {\n"
-      << "    u->k_begin = p.s0 * p.kt / p.w;\n"
-      << "    u->k_end = (p.s0 + 1u) * p.kt / p.w;\n"
-      << "    u->emit = p.s0 == 0u;\n"
+      << "    u->k_begin = (unsigned)(p.s0 * p.kt / p.w);\n"
+      << "    u->k_end = (unsigned)((p.s0 + 1ull) * p.kt / p.w);\n"
+      << "    u->emit = p.s0 == 0ull;\n"
       << "    u->peer_begin = u->emit && p.w > 1u ? blockIdx.x + 1u : 0u;\n"
       << "    u->peer_end = u->emit && p.w > 1u ? blockIdx.x + p.w : 0u;\n"
       << "    pl_sk_coords(p.first, p, &u->tile);\n"
@@ -214,22 +227,24 @@ void emit_stream_k(const LinkContext& ctx, std::ostringstream& o) {
       << "  }\n";
   else
     o << "  if (i < p.pieces) {\n"
-    << "    const unsigned j = p.first + i, lo = j * p.kt, hi = lo + p.kt;\n"
-    << "    u->k_begin = (p.s0 > lo ? p.s0 : lo) - lo;\n"
-    << "    u->k_end = (p.s1 < hi ? p.s1 : hi) - lo;\n"
+    << "    const unsigned j = p.first + i;\n"
+    << "    const unsigned long long lo = (unsigned long long)j * p.kt, hi = lo + p.kt;\n"
+    << "    u->k_begin = (unsigned)((p.s0 > lo ? p.s0 : lo) - lo);\n"
+    << "    u->k_end = (unsigned)((p.s1 < hi ? p.s1 : hi) - lo);\n"
     << "    u->emit = u->k_begin == 0u;\n"
     << "    u->peer_begin = u->peer_end = 0u;\n"
     << "    if (u->emit && u->k_end < p.kt) {\n"
     << "      u->peer_begin = pl_sk_owner(lo + u->k_end, p);\n"
-    << "      u->peer_end = pl_sk_owner(hi - 1u, p) + 1u;\n"
+    << "      u->peer_end = pl_sk_owner(hi - 1ull, p) + 1u;\n"
     << "    }\n"
     << "    pl_sk_coords(j, p, &u->tile);\n"
     << "    return true;\n"
     << "  }\n";
-  o << "  const unsigned w = i - p.pieces;\n"
-    << "  if (w >= p.dp) return false;\n"
+  o << "  // then whole tiles sk + b, sk + b + G, ... (bounded by the tile count: K = 0 splits nothing)\n"
+    << "  const unsigned long long lin = p.sk + blockIdx.x + (unsigned long long)(i - p.pieces) * gridDim.x;\n"
+    << "  if (lin >= p.tiles) return false;\n"
     << "  u->k_begin = 0u;\n  u->k_end = p.kt;\n  u->emit = true;\n  u->peer_begin = u->peer_end = 0u;\n"
-    << "  pl_sk_coords(p.sk + blockIdx.x + w * gridDim.x, p, &u->tile);\n"
+    << "  pl_sk_coords((unsigned)lin, p, &u->tile);\n"
     << "  return true;\n"
     << "}\n"
     << "extern \"C\" __device__ bool pl_unit_at(const pl::Args* args, unsigned i, pl::Unit* u) {\n"
@@ -237,8 +252,8 @@ void emit_stream_k(const LinkContext& ctx, std::ostringstream& o) {
     << "// components that walk whole tiles: the tiles this block emits (only its first piece may not)\n"
     << "extern \"C\" __device__ bool pl_tile_at(const pl::Args* args, unsigned i, pl::Tile* t) {\n"
     << "  pl_sk_plan p;\n  pl_sk_make(args, p);\n"
-    << (ctx.split_k ? "  const unsigned skip = p.pieces > 0u && p.s0 != 0u ? 1u : 0u;\n"
-                    : "  const unsigned skip = p.pieces > 0u && p.s0 % p.kt != 0u ? 1u : 0u;\n")
+    << (ctx.split_k ? "  const unsigned skip = p.pieces > 0u && p.s0 != 0ull ? 1u : 0u;\n"
+                    : "  const unsigned skip = p.pieces > 0u && p.s0 % p.kt != 0ull ? 1u : 0u;\n")
     << "  pl::Unit u;\n  if (!pl_sk_unit(p, i + skip, &u)) return false;\n"
     << "  *t = u.tile;\n  return true;\n}\n"
     << "// the workspace (pipelink::Module allocates grid x " << ctx.workspace_stride << " bytes, zeroed once): block b's record holds "

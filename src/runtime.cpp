@@ -128,6 +128,9 @@ Status Module::load(const std::string& cubin_path, const std::string& map_path) 
     blocks_per_sm_ = 1;
     workspace_stride_ = 0;
     workspace_slot_ = 0;
+    if (workspace_) cuMemFree(workspace_);  // a Module loaded again: the new link's layout
+    workspace_ = 0;
+    workspace_bytes_ = 0;
     for (std::string line; std::getline(ms, line);) {
       std::istringstream ls(line);
       std::string word;
@@ -221,27 +224,33 @@ Status Module::load(const std::string& cubin_path, const std::string& map_path) 
 
 Status Module::reserve_workspace(unsigned grid, CUstream stream) {
   if (!workspace_stride_) return {};
-  const size_t need = static_cast<size_t>(grid) * workspace_stride_;
-  if (need <= workspace_bytes_) return {};
-  // Allocating is not allowed while the stream is captured into a CUDA graph (and the graph would
-  // keep the old address): the first launch of a grid this large must come before the capture.
+  if (grid > resident_blocks_)
+    return Status::error("reserve_workspace: a split-schedule link's blocks wait for each other's partials, so the grid must be "
+                         "resident at once: " + std::to_string(grid) + " blocks, but " + std::to_string(resident_blocks_) +
+                         " fit on this GPU");
+  if (workspace_) return {};
+  // Allocated once for every block that can be resident (no later launch can exceed it, so the
+  // address never changes under a captured graph), zeroed before any launch uses it.
   CUstreamCaptureStatus capturing = CU_STREAM_CAPTURE_STATUS_NONE;
   if (CUresult r = cuStreamIsCapturing(stream, &capturing); r != CUDA_SUCCESS)
     return Status::error(cu_error(r, "cuStreamIsCapturing"));
   if (capturing != CU_STREAM_CAPTURE_STATUS_NONE)
-    return Status::error("launch: this split-schedule kernel needs a partials workspace for " + std::to_string(grid) +
-                         " blocks, which cannot be allocated while the stream is being captured: launch it (or call "
-                         "reserve_workspace(" + std::to_string(grid) + ")) once before the capture");
-  if (workspace_) {
-    // An earlier launch may still read the old buffer: cuMemFree waits for the device first.
-    if (CUresult r = cuMemFree(workspace_); r != CUDA_SUCCESS) return Status::error(cu_error(r, "cuMemFree(workspace)"));
-    workspace_ = 0;
-    workspace_bytes_ = 0;
+    return Status::error("launch: this split-schedule kernel's partials workspace cannot be allocated while the stream is being "
+                         "captured: launch it (or call reserve_workspace) once before the capture");
+  const size_t need = static_cast<size_t>(resident_blocks_) * workspace_stride_;
+  CUdeviceptr p = 0;
+  if (CUresult r = cuMemAlloc(&p, need); r != CUDA_SUCCESS) return Status::error(cu_error(r, "cuMemAlloc(split-schedule workspace)"));
+  // Zeroed once, synchronously (every flag clear before any stream's launch); each launch then
+  // clears the flags it consumes.
+  if (CUresult r = cuMemsetD8(p, 0, need); r != CUDA_SUCCESS) {
+    cuMemFree(p);
+    return Status::error(cu_error(r, "cuMemsetD8(split-schedule workspace)"));
   }
-  if (CUresult r = cuMemAlloc(&workspace_, need); r != CUDA_SUCCESS) return Status::error(cu_error(r, "cuMemAlloc(stream-k workspace)"));
-  // Zeroed once: every flag starts clear, and each launch clears the flags it consumed.
-  if (CUresult r = cuMemsetD8Async(workspace_, 0, need, stream); r != CUDA_SUCCESS)
-    return Status::error(cu_error(r, "cuMemsetD8Async(stream-k workspace)"));
+  if (CUresult r = cuCtxSynchronize(); r != CUDA_SUCCESS) {
+    cuMemFree(p);
+    return Status::error(cu_error(r, "cuCtxSynchronize(split-schedule workspace)"));
+  }
+  workspace_ = p;
   workspace_bytes_ = need;
   args_.word[workspace_slot_] = workspace_;
   return {};
@@ -324,9 +333,15 @@ Status Module::launch(unsigned grid, CUstream stream) {
   if (report_) report_[0] = 0;
   if (workspace_stride_) {
     if (grid > resident_blocks_)
-      return Status::error("launch: a stream-k link's blocks wait for each other's partials, so the grid must be resident at once: " +
-                           std::to_string(grid) + " blocks, but " + std::to_string(resident_blocks_) + " fit on this GPU");
+      return Status::error("launch: a split-schedule link's blocks wait for each other's partials, so the grid must be resident at "
+                           "once: " + std::to_string(grid) + " blocks, but " + std::to_string(resident_blocks_) + " fit on this GPU");
     if (Status s = reserve_workspace(grid, stream); !s) return s;
+    // A checked kernel that drained (a timed-out wait) may have left flags set: clear every
+    // block's flag line before each launch of a checked build.
+    if (abort_)
+      if (CUresult r = cuMemsetD2D8Async(workspace_ + workspace_stride_ - 128, workspace_stride_, 0, 128, resident_blocks_, stream);
+          r != CUDA_SUCCESS)
+        return Status::error(cu_error(r, "clear the split-schedule flags"));
   }
   void* kp[] = {&args_};
   if (cluster_blocks() > 1 && grid % cluster_[0] != 0)  // the generated entry traps without its cluster

@@ -2,7 +2,7 @@
 // library (include/pipelink/pipelink.h).
 //
 //   pipelink link  <contract.toml>... -o out.cubin [--map out.map] [--map-svg out.svg] [-arch=sm_90a] [-L dir] [--connect PORT=PIPE]
-//                  [--save-temps] [--emit-ptx] [--control] [--pdl] [--tile-order ORDER] [--tile-schedule data-parallel|stream-k] [--kernel-name NAME] [-I dir] [-D NAME[=V]] [-v]
+//                  [--save-temps] [--emit-ptx] [--control] [--pdl] [--tile-order ORDER] [--tile-schedule data-parallel|split-k|stream-k[:W]] [--kernel-name NAME] [-I dir] [-D NAME[=V]] [-v]
 //   pipelink check <contract.toml>... [--map out.map] [--map-svg out.svg] [-arch=sm_90a] [--connect PORT=PIPE] [--pdl]
 //   pipelink compile <component.cu> -o out.ltoir [-arch=sm_90a] [-I dir] [-D NAME[=V]]
 //   pipelink header <contract.toml>... -o <name>.contract.h
@@ -90,9 +90,11 @@ int run(int argc, char** argv) {
   const char* order_help = "the tile sequence's order: row_major, col_major or grouped:G (G tiles along m per band); components "
                            "whose [tiles] say order = \"any\" follow it, one that names another order refuses the link";
   link->add_option("--tile-order", opt.tile_order, order_help);
-  const char* sched_help = "how blocks share the tiles: data-parallel (default: whole tiles, b, b+grid, ...) or stream-k[:W] (the last "
-                           "partial wave and W = 1 (default) or 0 full waves split along k into equal shares; needs components that walk k ranges, "
-                           "[tiles] k_extent, and one that sums partials, [tiles] partial_bytes)";
+  const char* sched_help = "how blocks share the tiles: data-parallel (default: whole tiles, b, b+grid, ...), split-k (the "
+                           "partial last wave's tiles cut into grid / R equal k pieces that run side by side) or stream-k[:W] (the "
+                           "last partial wave and W = 1 (default) or 0 full waves cut into equal contiguous k shares); a split "
+                           "schedule needs components that walk k ranges ([tiles] k_extent) and one that sums partials ([tiles] "
+                           "partial_bytes)";
   link->add_option("--tile-schedule", opt.tile_schedule, sched_help);
   link->add_option("--kernel-name", opt.kernel_name, "name of the generated __global__ entry");
   const char* bps_help = "allocate the link so that N of its blocks fit on one SM (an N-th of the SM's shared memory, less 1 KB "

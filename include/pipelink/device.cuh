@@ -508,6 +508,9 @@ static __device__ __attribute__((used)) const ::pl::BuildRecord pl_record_build(
 #define PL_COLS(entry, port, tensor, cols) \
   PL_RECORD_(pl_record_cols_##entry##_##port##_##tensor, "cols", entry, #port "." #tensor, cols)
 #define PL_PER_TILE(entry, port, stages) PL_RECORD_(pl_record_per_tile_##entry##_##port, "per_tile", entry, #port, stages)
+// The bytes one instance writes through pl::partials (a component that declares [tiles]
+// partial_bytes must declare this, from the constants its code uses).
+#define PL_PARTIAL_BYTES(entry, bytes) PL_RECORD_(pl_record_partial_bytes_##entry, "partial_bytes", entry, "", bytes)
 
 // Facts are link-wide: one symbol per fact, defined (with external linkage) by the generated unit.
 #define PL_FACT_DECL(type, name) extern "C" __device__ const type pl_fact_##name

@@ -50,11 +50,13 @@ struct LinkOptions {
   std::string tile_order;
   // --tile-schedule SCHEDULE: how the tile sequence's work is shared among the blocks.
   // "data-parallel" (the default, also ""): block b takes tiles b, b + grid, ... whole.
-  // "stream-k": where the tiles are not a multiple of the grid, the last partial wave plus one
-  // full wave are split along k into equal shares of k slices, one per block (the rest stays
-  // data-parallel); a tile split across blocks is summed by the block holding its first k slice
-  // from the others' partials in a workspace the runtime allocates. Needs components whose
-  // [tiles] declare k_extent (they walk pl::unit_at) and one that declares partial_bytes.
+  // "split-k": where the tiles are not a multiple of the grid, the R tiles of the partial last
+  // wave come first, each cut into grid / R equal pieces of k slices that run side by side.
+  // "stream-k[:W]": the last partial wave plus W = 1 (default) or 0 full waves are cut into equal
+  // contiguous shares of k slices, one per block. Either way the rest stays data-parallel, and a
+  // tile split across blocks is summed by the block holding its first k slice from the others'
+  // partials in a workspace the runtime allocates. Needs components whose [tiles] declare
+  // k_extent (they walk pl::unit_at) and one that declares partial_bytes (docs/contracts.md).
   std::string tile_schedule;
   // --blocks-per-sm N: the link is allocated so that N of its blocks fit on one SM at once (the
   // register cap at entry, the register budgets' pool and the shared memory a block may use are

@@ -62,11 +62,12 @@ class Module {
   // before the previous kernel on the stream ends; its entry waits (griddepcontrol.wait) before
   // any component touches memory. A link without it is launched as before.
   Status launch(unsigned grid, CUstream stream = nullptr);
-  // A stream-k link (the manifest's `workspace` line, `--tile-schedule stream-k`): launch() first
-  // allocates the partials' workspace (grid x workspace_stride() bytes, zeroed once, kept for later
-  // launches) and refuses a grid larger than the blocks resident at once (its blocks wait for each
-  // other). reserve_workspace does that allocation ahead, e.g. before a CUDA graph capture. Launches
-  // of one Module share the workspace: do not run two at once (on two streams).
+  // A split-schedule link (the manifest's `workspace` line, `--tile-schedule split-k | stream-k`):
+  // the first launch allocates the partials' workspace (workspace_stride() bytes for every block
+  // that can be resident, zeroed once, kept: its address never changes) and every launch refuses
+  // a grid larger than the blocks resident at once (its blocks wait for each other).
+  // reserve_workspace does that allocation ahead, e.g. before a CUDA graph capture, which cannot
+  // allocate. Launches of one Module share the workspace: do not run two at once (two streams).
   Status reserve_workspace(unsigned grid, CUstream stream = nullptr);
   size_t workspace_stride() const { return workspace_stride_; }
   // Whether the cubin was linked with --pdl (from the verified manifest).

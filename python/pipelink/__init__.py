@@ -337,7 +337,7 @@ def _options(contracts: Any, output: Any, map: Any, library_dirs: Any, include_d
             put("tile_order", tile_order)
         if tile_schedule is not None:
             if not isinstance(tile_schedule, str):
-                raise TypeError("pipelink: tile_schedule must be a string (data-parallel or stream-k)")
+                raise TypeError("pipelink: tile_schedule must be a string (data-parallel, split-k or stream-k[:W])")
             put("tile_schedule", tile_schedule)
         if isinstance(blocks_per_sm, bool) or not isinstance(blocks_per_sm, int):
             raise TypeError("pipelink: blocks_per_sm must be an int (1..32)")
@@ -396,8 +396,8 @@ def link(contracts: Union[PathLike, Iterable[PathLike]], output: Optional[PathLi
     the next grid launch before its wait. min_registers (`--min-registers`): launch with the
     fewest registers per thread that the warpgroups' budgets fit in, leaving the rest of the SM's
     registers to other kernels' blocks. tile_schedule (`--tile-schedule`): "data-parallel" (the
-    default) or "stream-k" (tiles of the last partial wave split along k across blocks; a Kernel
-    loaded from the result allocates the partials' workspace itself)."""
+    default), "split-k" or "stream-k[:W]" (tiles of the last partial wave split along k across
+    blocks; a Kernel loaded from the result allocates the partials' workspace itself)."""
     _flag("pipelink.link: pdl", pdl)
     _flag("pipelink.link: pdl_early_trigger", pdl_early_trigger)
     _flag("pipelink.link: min_registers", min_registers)

@@ -82,6 +82,7 @@
 #ifndef GU_UNITS
 #define GU_UNITS 0
 #endif
+static_assert(!(GU_UNITS && GU_INFLIGHT), "GU_UNITS with GU_INFLIGHT: the in-flight release would start at k_begin 0");
 
 namespace wgmma_gu {
 constexpr unsigned kInstances = GU_INSTANCES;
@@ -130,6 +131,9 @@ PL_REGISTERS(wgmma_gu_main, 216);        // the accumulators fit in 216 (MoE run
 // same warps, instances, arrive modes and provided facts, so without these records an object of
 // one links under a contract of the other and the stage is written in a layout its consumer does
 // not read: the linker refuses a record naming a tensor the contract's port does not have.
+#if GU_UNITS
+PL_PARTIAL_BYTES(wgmma_gu_main, 2 * wgmma_gu::kAcc * 128 * 4);  // gate and up, kAcc f32 per thread, 128 threads
+#endif
 #if GU_ACC_PANELS
 PL_COLS(wgmma_gu_main, acc, p0, 64);
 PL_COLS(wgmma_gu_main, acc, p1, 64);
