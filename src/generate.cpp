@@ -173,6 +173,7 @@ void emit_stream_k(LinkContext& ctx, std::ostringstream& o) {
     << "  p.tiles = tiles;\n";
   if (ctx.split_k)
     o << "  // split-k: the partial last wave's R = T % G tiles come first, each cut into s = G / R equal k pieces\n"
+      << "  // (none when s < 2: then the schedule is the data-parallel one)\n"
       << "  // (at most one per slice): block b < R s takes piece b % s of tile b / s; every block then takes\n"
       << "  // its whole tiles. Pieces run side by side at the same k offsets, so blocks sharing an operand\n"
       << "  // read the same k slices at the same time, as in the data-parallel waves.\n"
@@ -180,7 +181,7 @@ void emit_stream_k(LinkContext& ctx, std::ostringstream& o) {
       << "  p.sk = p.kt == 0u ? 0u : rem;\n"
       << "  p.w = p.sk ? g / p.sk : 1u;  // s: pieces per tile\n"
       << "  if (p.w > p.kt) p.w = p.kt;\n"
-      << "  if (p.w == 0u) p.w = 1u;\n"
+      << "  if (p.w < 2u) { p.sk = 0u; p.w = 1u; }  // nothing to split (R > G / 2): exactly data-parallel\n"
       << "  p.S = (unsigned long long)p.sk * p.w;  // pieces\n"
       << "  p.pieces = blockIdx.x < p.S ? 1u : 0u;\n"
       << "  p.first = blockIdx.x / p.w;\n"

@@ -207,7 +207,7 @@ std::string render_map(const LinkContext& ctx) {
     o << "  units: " << join(walkers) << " walk k ranges of ceil(" << ctx.k_extent << " / " << ctx.k_tile << ") slices (pl::unit_at)";
     if (ctx.split_k)
       o << "; split-k: with T tiles on G blocks and R = T % G > 0, the first R tiles are each cut into s = G / R equal "
-           "pieces of k slices, block b < R s taking piece b % s of tile b / s first, then its whole tiles b + R, b + R + G, ...; "
+           "pieces of k slices (none when s < 2: data-parallel), block b < R s taking piece b % s of tile b / s first, then its whole tiles b + R, b + R + G, ...; "
            "a split tile is emitted by the block holding its first piece after adding the others' partials\n";
     else if (ctx.stream_k)
       o << "; with T tiles on G blocks and R = T % G > 0, the first " << (ctx.sk_waves ? "R + G" : "R") << " tiles (all when T < G) are cut into min(G, slices / 4) equal "
