@@ -27,13 +27,16 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,te
 K=$S/k/qwen_mlp
 qargs=()
 for k in fused fused_control fused_medium fused_medium_control fused_narrow fused_narrow_control fused_small fused_small_control \
-         gemm gemm_control gemm_medium gemm_medium_control gemm_narrow gemm_narrow_control gemm_small gemm_small_control; do
+         gemm gemm_control gemm_medium gemm_medium_control gemm_narrow gemm_narrow_control gemm_small gemm_small_control \
+         fused_sw fused_sw_control gemm_sw gemm_sw_control fused_sw_splitk gemm_sw_splitk; do
   qargs+=("--${k//_/-}" "$K/$k.cubin" "$K/$k.map")
 done
 MS=${MS:-16,128,1024,2048,4096,8192}
 step qwen_cpp 120 "$S/bin/bench_qwen_mlp" "${qargs[@]}" --M "$MS" --rounds 20 --algos 32 --json "$W/qwen_mlp.json" --md "$W/qwen_mlp.md"
 step qwen_torch 150 python3 "$S/src/bench/qwen_mlp/bench_torch.py" --kernels "$K" --M "$MS" --rounds 20 \
   --json "$W/qwen_mlp_torch.json" --md "$W/qwen_mlp_torch.md"
+step qwen_streamk 120 python3 "$S/src/bench/qwen_mlp/bench_streamk.py" --kernels "$K" --M 16,128,1024,2048,4096 --rounds 15 \
+  --json "$W/qwen_streamk.json" --md "$W/qwen_streamk.md"
 M=$S/k/moe
 step moe_torch 90 python3 "$S/src/bench/moe/bench_torch.py" --kernels "$M" --T 512,4096,16384 --rounds 20 \
   --json "$W/moe_torch.json" --md "$W/moe_torch.md"

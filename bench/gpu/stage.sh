@@ -12,8 +12,14 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 rm -rf "$D"
 mkdir -p "$D/bin" "$D/k/qwen_mlp" "$D/k/moe" "$D/py" "$D/src/bench"
 cp "$B"/bench/{bench_qwen_mlp,bench_moe,bench_lvc,bench_util.cubin,swiglu.cubin,lvc_util.cubin} "$D/bin/"
-for k in fused fused_medium fused_narrow fused_small gemm gemm_medium gemm_narrow gemm_small fused_sw gemm_sw; do
+for k in fused fused_medium fused_narrow fused_small gemm gemm_medium gemm_narrow gemm_small fused_sw gemm_sw fused_sw_splitk gemm_sw_splitk; do
   for s in "" _control; do cp "$B/examples/qwen_mlp/$k$s".{cubin,map} "$D/k/qwen_mlp/"; done
+done
+# session 10: the work-unit objects under every schedule (bench_streamk.py; no controls)
+for t in sw medium small; do
+  for sc in dp sk sk0 splitk; do
+    for kind in gemm fused; do cp "$B/examples/qwen_mlp/${kind}_${t}_${sc}".{cubin,map} "$D/k/qwen_mlp/"; done
+  done
 done
 for k in gate_up down down_store gate_up_dev down_store_dev gate_up64_dev down_store64_dev gate_up_dev_pdl down_store_dev_pdl; do
   for s in "" _control; do cp "$B/examples/moe/$k$s".{cubin,map} "$D/k/moe/"; done
