@@ -114,6 +114,37 @@ std::string k_slices(const LinkContext& ctx) {
          std::to_string(ctx.k_tile) + "u)";
 }
 
+// The tile sequence's extents as device code: a u32 param's word, or the u32 at a ptr param's
+// address (an extent an earlier kernel writes, [tiles] device_extent).
+std::string extent_expr(const ParamSlot* p) {
+  const std::string word = "args->word[" + std::to_string(p ? p->slot : 0) + "]";
+  return p && p->type == ParamType::Ptr ? "*(const unsigned*)" + word : "(unsigned)" + word;
+}
+
+// Before a scheduler reads an extent from device memory: under --pdl, when a component may walk
+// tiles before the entry's wait (pdl_wait = "own"), the dependency wait (and a warning for that
+// component); in a PL_CHECKED build, a trap on a null or misaligned extent pointer.
+void emit_extent_guards(LinkContext& ctx, std::ostringstream& o, const ParamSlot* pm, const ParamSlot* pn) {
+  const bool device_extent = (pm && pm->type == ParamType::Ptr) || (pn && pn->type == ParamType::Ptr);
+  bool own_wait = false;
+  for (const Instance& in : ctx.instances) own_wait |= in.contract->pdl_own_wait;
+  if (device_extent && ctx.opt.pdl && own_wait) {
+    o << "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");  // pdl: the extent is an earlier kernel's output\n";
+    const std::string calls = ctx.k_walk ? "pl::tile_at or pl::unit_at" : "pl::tile_at";
+    for (const Instance& in : ctx.instances)
+      if (in.contract->pdl_own_wait && in.index == 0)
+        ctx.diags.warning("pdl", "component '" + in.contract->name + "' waits for earlier kernels itself (pdl_wait = \"own\"), "
+                                 "but the tile sequence reads its extent from device memory, so its first " + calls + " waits "
+                                 "for them: work it starts before that call still overlaps the previous kernel, work after it does not",
+                          in.contract->pdl_wait_loc.line ? in.contract->pdl_wait_loc : in.contract->loc);
+  }
+  if (device_extent && checked_build(ctx.opt))
+    for (const ParamSlot* p : {pm, pn})
+      if (p && p->type == ParamType::Ptr)
+        o << "  if (args->word[" << p->slot << "] == 0ull || (args->word[" << p->slot
+          << "] & 3ull) != 0ull) asm volatile(\"trap;\");  // PL_CHECKED: extent '" << p->name << "' must point to a u32\n";
+}
+
 // Data-parallel units for the components that walk k ranges: unit i is tile i, whole.
 void emit_units_data_parallel(const LinkContext& ctx, std::ostringstream& o) {
   o << "// units (components whose [tiles] declare k_extent): data-parallel, each unit is a whole tile\n"
@@ -139,35 +170,14 @@ void emit_stream_k(LinkContext& ctx, std::ostringstream& o) {
   const TilesDecl& td = *ctx.tiles;
   const ParamSlot* pm = find_param(ctx, td.extent_m);
   const ParamSlot* pn = find_param(ctx, td.extent_n);
-  auto extent = [&](const ParamSlot* p) {
-    const std::string word = "args->word[" + std::to_string(p ? p->slot : 0) + "]";
-    return p && p->type == ParamType::Ptr ? "*(const unsigned*)" + word : "(unsigned)" + word;
-  };
   o << "// " << (ctx.split_k ? "split-k" : "stream-k") << " over " << td.order << " ceil(" << td.extent_m << " / " << td.tile_m.value << ") x ceil(" << td.extent_n << " / "
     << td.tile_n.value << ") tiles of ceil(" << ctx.k_extent << " / " << ctx.k_tile << ") k slices\n"
     << "// (k slices count in 64 bits: sk x kt may pass 2^32)\n"
     << "struct pl_sk_plan { unsigned tiles_m, tiles_n, tiles, kt, sk, w, first, pieces; unsigned long long S, s0, s1; };\n"
     << "static __device__ __forceinline__ void pl_sk_make(const pl::Args* args, pl_sk_plan& p) {\n";
-  bool own_wait = false;
-  for (const Instance& in : ctx.instances) own_wait |= in.contract->pdl_own_wait;
-  const bool device_extent = (pm && pm->type == ParamType::Ptr) || (pn && pn->type == ParamType::Ptr);
-  if (device_extent && ctx.opt.pdl && own_wait) {
-    o << "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");  // pdl: the extent is an earlier kernel's output\n";
-    for (const Instance& in : ctx.instances)
-      if (in.contract->pdl_own_wait && in.index == 0)
-        ctx.diags.warning("pdl", "component '" + in.contract->name + "' waits for earlier kernels itself (pdl_wait = \"own\"), "
-                                 "but the tile sequence reads its extent from device memory, so its first pl::tile_at or "
-                                 "pl::unit_at waits for them: work it starts before that call still overlaps the previous "
-                                 "kernel, work after it does not",
-                          in.contract->pdl_wait_loc.line ? in.contract->pdl_wait_loc : in.contract->loc);
-  }
-  if (device_extent && checked_build(ctx.opt))
-    for (const ParamSlot* p : {pm, pn})
-      if (p && p->type == ParamType::Ptr)
-        o << "  if (args->word[" << p->slot << "] == 0ull || (args->word[" << p->slot
-          << "] & 3ull) != 0ull) asm volatile(\"trap;\");  // PL_CHECKED: extent '" << p->name << "' must point to a u32\n";
-  o << "  p.tiles_m = (" << extent(pm) << " + " << td.tile_m.value - 1 << "u) / " << td.tile_m.value << "u;\n"
-    << "  p.tiles_n = (" << extent(pn) << " + " << td.tile_n.value - 1 << "u) / " << td.tile_n.value << "u;\n"
+  emit_extent_guards(ctx, o, pm, pn);
+  o << "  p.tiles_m = (" << extent_expr(pm) << " + " << td.tile_m.value - 1 << "u) / " << td.tile_m.value << "u;\n"
+    << "  p.tiles_n = (" << extent_expr(pn) << " + " << td.tile_n.value - 1 << "u) / " << td.tile_n.value << "u;\n"
     << "  p.kt = " << k_slices(ctx) << ";\n"
     << "  const unsigned tiles = p.tiles_m * p.tiles_n, g = gridDim.x, full = tiles / g, rem = tiles % g;\n"
     << "  p.tiles = tiles;\n";
@@ -395,31 +405,9 @@ void generate(LinkContext& ctx) {
     // An extent declared as a ptr param is the u32 at that address, written by an earlier kernel:
     // under --pdl read only after the dependency wait (a component may call pl_tile_at before its
     // own wait: pdl_wait = "own"), which returns at once once this thread has waited.
-    auto extent = [&](const ParamSlot* p) {
-      const std::string word = "args->word[" + std::to_string(p ? p->slot : 0) + "]";
-      return p && p->type == ParamType::Ptr ? "*(const unsigned*)" + word : "(unsigned)" + word;
-    };
-    const bool device_extent = (pm && pm->type == ParamType::Ptr) || (pn && pn->type == ParamType::Ptr);
-    // The entry waits before every role; only a component that waits itself (pdl_wait = "own")
-    // can walk tiles before that, so only then does the tile sequence wait first.
-    bool own_wait = false;
-    for (const Instance& in : ctx.instances) own_wait |= in.contract->pdl_own_wait;
-    if (device_extent && ctx.opt.pdl && own_wait) {
-      o << "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");  // pdl: the extent is an earlier kernel's output\n";
-      for (const Instance& in : ctx.instances)
-        if (in.contract->pdl_own_wait && in.index == 0)
-          ctx.diags.warning("pdl", "component '" + in.contract->name + "' waits for earlier kernels itself (pdl_wait = \"own\"), "
-                                   "but the tile sequence reads its extent from device memory, so its first pl::tile_at waits "
-                                   "for them: work it starts before that call still overlaps the previous kernel, work after it does not",
-                            in.contract->pdl_wait_loc.line ? in.contract->pdl_wait_loc : in.contract->loc);
-    }
-    if (device_extent && checked_build(ctx.opt))
-      for (const ParamSlot* p : {pm, pn})
-        if (p && p->type == ParamType::Ptr)
-          o << "  if (args->word[" << p->slot << "] == 0ull || (args->word[" << p->slot
-            << "] & 3ull) != 0ull) asm volatile(\"trap;\");  // PL_CHECKED: extent '" << p->name << "' must point to a u32\n";
-    o << "  const unsigned tiles_m = (" << extent(pm) << " + " << td.tile_m.value - 1 << "u) / " << td.tile_m.value << "u;\n"
-      << "  const unsigned tiles_n = (" << extent(pn) << " + " << td.tile_n.value - 1 << "u) / " << td.tile_n.value << "u;\n";
+    emit_extent_guards(ctx, o, pm, pn);
+    o << "  const unsigned tiles_m = (" << extent_expr(pm) << " + " << td.tile_m.value - 1 << "u) / " << td.tile_m.value << "u;\n"
+      << "  const unsigned tiles_n = (" << extent_expr(pn) << " + " << td.tile_n.value - 1 << "u) / " << td.tile_n.value << "u;\n";
     const int64_t cl = ctx.cluster_size();
     // The ranks of a cluster walk along ctx.cluster_axis (check_cluster): the order's fast
     // dimension unless a multicast tensor's tile_coords ask for the other one.

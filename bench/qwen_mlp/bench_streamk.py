@@ -46,15 +46,11 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 import bench as B  # noqa: E402  bench/common/bench.py
 import pipelink  # noqa: E402
+from bench_torch import configure, swiglu  # noqa: E402  the same tensor maps and params as bench_torch.py
 
 HID, INTER = 5120, 25600
 GU_N = 2 * INTER
 ATOL, RTOL_GU, RTOL_H = 1e-3, 2.0 ** -7, 2.0 ** -6
-
-
-def swiglu(gu: torch.Tensor) -> torch.Tensor:
-    i = gu.shape[1] // 2
-    return F.silu(gu[:, :i]) * gu[:, i:]
 
 
 def tile_for(M: int, sms: int) -> str:
@@ -66,18 +62,6 @@ def tile_for(M: int, sms: int) -> str:
         return "sw"
     cost = {t: math.ceil(math.ceil(M / 128) * math.ceil(INTER / tn) / sms) * 128 * tn for t, tn in (("medium", 104), ("", 128))}
     return "medium" if cost["medium"] < cost[""] else ""  # ties: the wider tile
-
-
-def configure(k, fused: bool, X, W, out, M: int, sms: int, panels: bool):
-    tm, tn = k.fact("tile_m"), k.fact("tile_n")
-    panels = panels and not fused
-    x_map = pipelink.tensor_map(X, box=(tm, 64), swizzle="128B", l2_promotion="256B")
-    w_map = pipelink.tensor_map(W, box=(tn, 64), swizzle="128B", l2_promotion="256B")
-    o_map = pipelink.tensor_map(out, box=(64, tn) if fused else (tm, 64) if panels else (tm, 2 * tn),
-                                swizzle="128B" if panels else "none", l2_promotion="none")
-    k.set(x_map=x_map, w_map=w_map, out_map=o_map, K=HID, M=M, N=INTER, n_step=tn if fused else 2 * tn,
-          b_stride=INTER if fused else tn)
-    return min(sms, math.ceil(M / tm) * math.ceil(INTER / tn))
 
 
 def main() -> int:
