@@ -693,18 +693,21 @@ void check_schedule(LinkContext& ctx) {
                      "earlier kernels itself (pdl_wait = \"own\"): under --pdl it could write the workspace while the previous "
                      "launch still reads it; leave the wait to the entry", ctx.partials_owner->pdl_wait_loc.line
                          ? ctx.partials_owner->pdl_wait_loc : ctx.partials_owner->loc);
-  // A pipe between a component that walks units and one that walks whole tiles: only the
-  // partials owner may hand whole tiles on (it emits once per tile, after summing the pieces).
-  for (const Pipe& pipe : ctx.pipes) {
-    if (!ctx.partials_owner) break;  // reported above: nobody sums the pieces
-    bool per_k = false;              // left to the per-k-slice rule below
+  // The first end of a pipe whose per_tile names the k extent (stages per k slice), if any.
+  auto per_k_end = [&](const Pipe& pipe) -> const PipeEnd* {
     for (const std::vector<PipeEnd>* side : {&pipe.producers, &pipe.consumers})
       for (const PipeEnd& e : *side) {
         const PortDecl& p = ctx.instances[e.instance].contract->ports[e.port];
         const std::vector<std::string> names = p.per_tile_declared ? p.per_tile.names() : std::vector<std::string>{};
-        per_k |= std::find(names.begin(), names.end(), ctx.k_extent) != names.end();
+        if (std::find(names.begin(), names.end(), ctx.k_extent) != names.end()) return &e;
       }
-    if (per_k) continue;
+    return nullptr;
+  };
+  // A pipe between a component that walks units and one that walks whole tiles: only the
+  // partials owner may hand whole tiles on (it emits once per tile, after summing the pieces).
+  for (const Pipe& pipe : ctx.pipes) {
+    if (!ctx.partials_owner) break;  // reported above: nobody sums the pieces
+    if (per_k_end(pipe)) continue;   // left to the per-k-slice rule below
     const PipeEnd* unit_end = nullptr;  // a unit-walking end other than the partials owner as producer
     const PipeEnd* tile_end = nullptr;  // an end that walks whole tiles
     for (const std::vector<PipeEnd>* side : {&pipe.producers, &pipe.consumers})
@@ -728,15 +731,10 @@ void check_schedule(LinkContext& ctx) {
   }
   // Pipes that move stages per k slice.
   for (const Pipe& pipe : ctx.pipes) {
+    const PipeEnd* per_k = per_k_end(pipe);
+    if (!per_k) continue;
     std::vector<PipeEnd> ends = pipe.producers;
     ends.insert(ends.end(), pipe.consumers.begin(), pipe.consumers.end());
-    const PipeEnd* per_k = nullptr;
-    for (const PipeEnd& e : ends) {
-      const PortDecl& p = ctx.instances[e.instance].contract->ports[e.port];
-      const std::vector<std::string> names = p.per_tile_declared ? p.per_tile.names() : std::vector<std::string>{};
-      if (std::find(names.begin(), names.end(), ctx.k_extent) != names.end()) { per_k = &e; break; }
-    }
-    if (!per_k) continue;
     const Contract& pc = *ctx.instances[per_k->instance].contract;
     const PortDecl& pp = pc.ports[per_k->port];
     if (pipe.transfer_to >= 0 || pipe.transfer_from >= 0)
