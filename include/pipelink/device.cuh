@@ -312,6 +312,12 @@ __device__ __forceinline__ void tma_load_2d_multicast(void* dst, const TensorMap
       : "memory");
 }
 
+// Asks the L2 to fetch a box of `map` at coordinates (c0, c1) (cp.async.bulk.prefetch.tensor):
+// no shared memory, no completion; a later tma_load_2d of the same box finds it in the L2.
+__device__ __forceinline__ void tma_prefetch_2d(const TensorMap* map, int c0, int c1) {
+  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];" ::"l"(map), "r"(c0), "r"(c1) : "memory");
+}
+
 __device__ __forceinline__ void prefetch_tmap(const TensorMap* map) {
   asm volatile("prefetch.tensormap [%0];" ::"l"(map) : "memory");
 }

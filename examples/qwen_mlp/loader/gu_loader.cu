@@ -29,6 +29,13 @@ PL_FACT_DECL(unsigned, stages);
 #ifndef GU_UNITS
 #define GU_UNITS 0
 #endif
+// -DGU_L2_AHEAD=D (contract_small_l2.toml): besides the ring's stages, W's boxes D k slices ahead
+// of the one being loaded are requested into the L2 (pl::tma_prefetch_2d; no shared memory), so
+// more of the weight stream is in flight than the ring holds. Data-parallel tiles only.
+#ifndef GU_L2_AHEAD
+#define GU_L2_AHEAD 0
+#endif
+static_assert(!(GU_L2_AHEAD && (GU_UNITS || GU_PDL_PREFETCH)), "GU_L2_AHEAD: the plain tile walk only");
 
 // What this code compiles in beyond the header's records, checked against the contracts.
 PL_PROVIDE_LINKED(gu_loader_main, stages);  // the ring's depth comes from the slots
@@ -88,9 +95,22 @@ PL_COMPONENT(gu_loader_main) {
   for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
     const int row_a = static_cast<int>(t.m * tile_m);
     const int row_b = static_cast<int>(t.n * n_step);
+#if GU_L2_AHEAD
+    for (unsigned kt = 0; kt < GU_L2_AHEAD && kt < k_tiles; ++kt) {  // the tile's first D slices
+      pl::tma_prefetch_2d(w_map, static_cast<int>(kt * tile_k), row_b);
+      pl::tma_prefetch_2d(w_map, static_cast<int>(kt * tile_k), row_b + static_cast<int>(b_stride));
+    }
+#endif
     for (unsigned kt = i == 0 ? pre : 0; kt < k_tiles; ++kt) {
 #endif
       const int k0 = static_cast<int>(kt * tile_k);
+#if GU_L2_AHEAD
+      if (kt + GU_L2_AHEAD < k_tiles) {
+        const int kp = static_cast<int>((kt + GU_L2_AHEAD) * tile_k);
+        pl::tma_prefetch_2d(w_map, kp, row_b);
+        pl::tma_prefetch_2d(w_map, kp, row_b + static_cast<int>(b_stride));
+      }
+#endif
       w.acquire();
       w.expect_tx();
       unsigned char* b = w.b<unsigned char>(ctx);
