@@ -220,6 +220,26 @@ int plrt_reserve_workspace(plrt_kernel* k, unsigned grid, void* stream, char* er
   });
 }
 
+int plrt_tile_count(const plrt_kernel* k, unsigned long long* tiles, char* err, size_t size) {
+  if (!k || !k->mod) return fail(err, size, "plrt_tile_count: NULL kernel");
+  if (!tiles) return fail(err, size, "plrt_tile_count: NULL output");
+  return guarded(err, size, "plrt_tile_count", [&] {
+    const pipelink::Status s = k->mod->tile_count(*tiles);
+    return s ? 0 : fail(err, size, s.message);
+  });
+}
+
+int plrt_persistent_grid(const plrt_kernel* k, unsigned* grid, void* stream, char* err, size_t size) {
+  if (!k || !k->mod) return fail(err, size, "plrt_persistent_grid: NULL kernel");
+  if (!grid) return fail(err, size, "plrt_persistent_grid: NULL output");
+  return guarded(err, size, "plrt_persistent_grid", [&] {
+    CtxScope scope(k->ctx);
+    if (!scope.status()) return fail(err, size, scope.status().message);
+    const pipelink::Status s = k->mod->persistent_grid(*grid, static_cast<CUstream>(stream));
+    return s ? 0 : fail(err, size, s.message);
+  });
+}
+
 int plrt_checked_report(const plrt_kernel* k, char* buf, size_t size) {
   if (!k || !k->mod) return fail(buf, size, "");
   return guarded(buf, size, "plrt_checked_report", [&] {

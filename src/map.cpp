@@ -44,6 +44,11 @@ std::string render_manifest(const LinkContext& ctx) {
   // Only a stream-k link has the line: bytes per block and the Args word the runtime fills.
   if (ctx.stream_k && ctx.workspace_stride > 0) o << "workspace " << ctx.workspace_stride << " " << ctx.workspace_slot << "\n";
   for (const auto& [name, f] : ctx.facts) o << "fact " << name << " " << f.value << "\n";
+  // The tile sequence (tile size and the extent params), so the runtime can count the tiles of a
+  // launch and size a persistent grid from the contracts (pipelink::Module::persistent_grid).
+  if (ctx.tiles)
+    o << "tiles " << ctx.tiles->tile_m.value << " " << ctx.tiles->tile_n.value << " " << ctx.tiles->extent_m << " "
+      << ctx.tiles->extent_n << "\n";
   return o.str();
 }
 

@@ -131,6 +131,10 @@ Status Module::load(const std::string& cubin_path, const std::string& map_path) 
     if (workspace_) cuMemFree(workspace_);  // a Module loaded again: the new link's layout
     workspace_ = 0;
     workspace_bytes_ = 0;
+    has_tiles_ = false;
+    tile_m_ = tile_n_ = 0;
+    extent_m_.clear();
+    extent_n_.clear();
     for (std::string line; std::getline(ms, line);) {
       std::istringstream ls(line);
       std::string word;
@@ -163,6 +167,10 @@ Status Module::load(const std::string& cubin_path, const std::string& map_path) 
         std::string name;
         long long v = 0;
         if (ls >> name >> v) facts_[name] = v;
+      } else if (word == "tiles") {
+        if (!(ls >> tile_m_ >> tile_n_ >> extent_m_ >> extent_n_) || !tile_m_ || !tile_n_)
+          return Status::error("cubin '" + cubin_path + "': malformed tiles line in the launch manifest");
+        has_tiles_ = true;
       }
     }
   }
@@ -208,8 +216,9 @@ Status Module::load(const std::string& cubin_path, const std::string& map_path) 
     if (CUresult r = cuFuncSetAttribute(fn_, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1); r != CUDA_SUCCESS)
       return Status::error(cu_error(r, "cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_ALLOWED)"));
   }
-  if (workspace_stride_) {
-    // A stream-k block may wait for another block's partial: the whole grid must be resident.
+  {
+    // Blocks resident at once: a split schedule's blocks wait for each other (the whole grid must
+    // be resident), and persistent_grid sizes every link's grid by it.
     CUdevice dev = 0;
     int fit = 0, sms = 0;
     if (CUresult r = cuCtxGetDevice(&dev); r != CUDA_SUCCESS) return Status::error(cu_error(r, "cuCtxGetDevice"));
@@ -253,6 +262,48 @@ Status Module::reserve_workspace(unsigned grid, CUstream stream) {
   workspace_ = p;
   workspace_bytes_ = need;
   args_.word[workspace_slot_] = workspace_;
+  return {};
+}
+
+Status Module::tile_count(unsigned long long& tiles) const {
+  if (!fn_) return Status::error("tile_count before load");
+  if (!has_tiles_) return Status::error("tile_count: this link has no tile sequence (no component declares [tiles])");
+  unsigned long long ext[2] = {0, 0};
+  const std::string* names[2] = {&extent_m_, &extent_n_};
+  for (int i = 0; i < 2; ++i) {
+    auto it = params_.find(*names[i]);
+    if (it == params_.end() || it->second.type != "u32")
+      return Status::error("tile_count: the extent '" + *names[i] + "' is " +
+                           (it == params_.end() ? std::string("not a parameter") : "read from device memory (device_extent)") +
+                           ": the host cannot count the tiles; pass the grid yourself");
+    if (!it->second.set) return Status::error("tile_count: param '" + *names[i] + "' was never set");
+    ext[i] = args_.word[it->second.slot] & 0xffffffffull;
+  }
+  tiles = ((ext[0] + tile_m_ - 1) / tile_m_) * ((ext[1] + tile_n_ - 1) / tile_n_);
+  return {};
+}
+
+Status Module::persistent_grid(unsigned& grid, CUstream stream) const {
+  if (!fn_) return Status::error("persistent_grid before load");
+  if (cluster_blocks() > 1) {
+    int clusters = 0;
+    if (Status s = max_active_clusters(clusters, stream); !s) return s;
+    grid = static_cast<unsigned>(clusters > 0 ? clusters : 1) * cluster_blocks();
+    return {};
+  }
+  const unsigned long long resident = resident_blocks_ ? resident_blocks_ : 1;
+  if (workspace_stride_) {
+    grid = static_cast<unsigned>(resident);
+    return {};
+  }
+  unsigned long long tiles = 0;
+  if (Status s = tile_count(tiles); !s) return s;
+  if (tiles == 0) {
+    grid = 1;
+    return {};
+  }
+  const unsigned long long rounds = (tiles + resident - 1) / resident;
+  grid = static_cast<unsigned>((tiles + rounds - 1) / rounds);
   return {};
 }
 

@@ -17,6 +17,7 @@ N(0, 1), W ~ N(0, 0.02^2) bf16:
                             stages each;
   - <kind>_small_l2_D       (qwen_mlp, --extra) the 64 x 104 kernel whose loader also requests W's
                             boxes D k slices ahead into the L2 (-DGU_L2_AHEAD=D);
+  - <kind>_small#G          (--grids) the committed kernel launched on G blocks;
   - <kind>_small@P          (--promotions) the committed kernel with W's tensor map at L2 promotion P;
   - torch.mm (cuBLAS) and torch.mm + a torch.compile'd SwiGLU.
 Prediction (session 11, before the run with them): if a block's stream is bounded by its bytes in
@@ -54,6 +55,8 @@ def contenders(a):
     for x in a.extra.split(",") if a.extra else []:
         d, stem, fused, bps = x.split(":")
         out.append((stem, d, stem, fused == "fused", int(bps)))
+    for g in a.grids.split(",") if a.grids else []:
+        out += [(f"gemm_small#{g}", a.qwen, "gemm_small", False, 1), (f"fused_small#{g}", a.qwen, "fused_small", True, 1)]
     for p in a.promotions.split(",") if a.promotions else []:
         out += [(f"gemm_small@{p}", a.qwen, "gemm_small", False, 1), (f"fused_small@{p}", a.qwen, "fused_small", True, 1)]
     return [c for c in out if os.path.isfile(os.path.join(c[1], c[2] + ".cubin"))]
@@ -66,6 +69,8 @@ def main() -> int:
     ap.add_argument("--extra", default="", help="more contenders: DIR:STEM:fused|gemm:BLOCKS_PER_SM,...")
     ap.add_argument("--promotions", default="",
                     help="also gemm_small / fused_small with W's tensor map at these L2 promotions (e.g. 128B,none; default 256B)")
+    ap.add_argument("--grids", default="",
+                    help="also gemm_small / fused_small launched on these many blocks (fewer than the SMs: fewer W rows streamed at once)")
     ap.add_argument("--M", default="16,32,64")
     ap.add_argument("--rounds", type=int, default=30)
     ap.add_argument("--json")
@@ -96,9 +101,7 @@ def main() -> int:
             for name, _, _, fused, bps in cs:
                 k = ks[name]
                 out = torch.empty(M, INTER if fused else GU_N, dtype=torch.bfloat16, device=dev)
-                tiles = math.ceil(M / k.fact("tile_m")) * math.ceil(INTER / k.fact("tile_n"))
-                configure(k, fused, X, W, out, M, sms)
-                k.launch(min(bps * sms, tiles))
+                k.launch(configure(k, fused, X, W, out, M, sms))
                 torch.cuda.synchronize()
                 print(f"profile: launched {name} at M = {M}", flush=True)
             GU = torch.empty(M, GU_N, dtype=torch.bfloat16, device=dev)
@@ -112,11 +115,10 @@ def main() -> int:
         for name, _, _, fused, bps in cs:
             k = ks[name]
             out = torch.empty(M, INTER if fused else GU_N, dtype=torch.bfloat16, device=dev)
-            tiles = math.ceil(M / k.fact("tile_m")) * math.ceil(INTER / k.fact("tile_n"))
-            configure(k, fused, X, W, out, M, sms)
+            grid = configure(k, fused, X, W, out, M, sms)  # the runtime's persistent grid
             if "@" in name:
                 k.set(w_map=pipelink.tensor_map(W, box=(k.fact("tile_n"), 64), swizzle="128B", l2_promotion=name.split("@")[1]))
-            g = min(bps * sms, tiles)
+            g = grid if "#" not in name else int(name.split("#")[1])
             outs[name] = out
             refs[name] = (H32, RTOL_H) if fused else (GU32, RTOL_GU)
             cont[name] = (lambda k=k, g=g: k.launch(g))

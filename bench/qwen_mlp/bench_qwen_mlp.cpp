@@ -142,8 +142,11 @@ void configure_kernel(TestKernel& k, unsigned M, CUdeviceptr X, CUdeviceptr W, C
   must(k.mod.set_u32("N", kInter), k.label);
   must(k.mod.set_u32("n_step", k.fused ? k.tile_n : 2 * k.tile_n), k.label);
   must(k.mod.set_u32("b_stride", k.fused ? kInter : k.tile_n), k.label);
-  const unsigned long long tiles = (unsigned long long)((M + k.tile_m - 1) / k.tile_m) * ((kInter + k.tile_n - 1) / k.tile_n);
-  k.grid = unsigned(std::min<unsigned long long>(sms, tiles));
+  // Session 11: the runtime's persistent grid (Module::persistent_grid; before: min(SMs, tiles)).
+  // For a data-parallel link the fewest blocks that take as many rounds as all resident blocks
+  // (247 tiles: 124 blocks, not 132); for split-k the resident blocks.
+  (void)sms;
+  must(k.mod.persistent_grid(k.grid), k.label);
 }
 
 // ---- results -----------------------------------------------------------------------------------

@@ -132,6 +132,17 @@ PL_C_EXPORT int plrt_launch(plrt_kernel* k, unsigned grid, void* stream, char* e
  * other kernels and for a grid the workspace already covers. */
 PL_C_EXPORT int plrt_reserve_workspace(plrt_kernel* k, unsigned grid, void* stream, char* err, size_t err_size);
 
+/* The tiles of a launch with the params set now, ceil(M / tile_m) * ceil(N / tile_n) over the
+ * link's [tiles] extents (pipelink::Module::tile_count): an error for a link without a tile
+ * sequence, an extent read from device memory, or an extent not yet set. */
+PL_C_EXPORT int plrt_tile_count(const plrt_kernel* k, unsigned long long* tiles, char* err, size_t err_size);
+
+/* The grid to launch with the params set now (pipelink::Module::persistent_grid): for a
+ * data-parallel link the fewest blocks that take as many rounds of tiles as every resident block
+ * would, ceil(T / ceil(T / R)); for a split schedule the R resident blocks; for a cluster link
+ * the resident clusters times their size. */
+PL_C_EXPORT int plrt_persistent_grid(const plrt_kernel* k, unsigned* grid, void* stream, char* err, size_t err_size);
+
 /* A PL_CHECKED kernel's first timed-out pipe wait ("" if none), into (buf, size). */
 PL_C_EXPORT int plrt_checked_report(const plrt_kernel* k, char* buf, size_t size);
 

@@ -81,6 +81,20 @@ class Module {
   // link without a cluster, blocks): a persistent grid is this times cluster_blocks().
   Status max_active_clusters(int& clusters, CUstream stream = nullptr) const;
 
+  // The tiles of one launch with the parameters set now: ceil(M / tile_m) * ceil(N / tile_n) for
+  // the link's [tiles] extents M, N (the manifest's `tiles` line). An error for a link without a
+  // tile sequence, an extent read from device memory (device_extent) or an extent not yet set.
+  Status tile_count(unsigned long long& tiles) const;
+  // The grid for a launch with the parameters set now: every link's tile walk is persistent
+  // (block b takes tiles b, b + grid, ...), so a grid past the blocks resident at once only
+  // queues. A data-parallel link gets the fewest blocks that finish its T tiles in as many rounds
+  // as all R resident blocks would, ceil(T / ceil(T / R)): the same rounds with every block given
+  // the same number of tiles (where the weight stream is the cost, as at decode sizes, fewer
+  // streams at once read DRAM faster). A split schedule (stream-k, split-k) gets R: it splits the
+  // last round's tiles across the idle blocks itself. A cluster link gets the resident clusters
+  // times their size. At least 1.
+  Status persistent_grid(unsigned& grid, CUstream stream = nullptr) const;
+
   // A resolved fact from the map (e.g. a tile size the host needs for a tensor map's box).
   bool fact(const std::string& name, long long& value) const;
 
@@ -120,6 +134,9 @@ class Module {
   size_t workspace_stride_ = 0;          // stream-k: bytes per block (0: no workspace)
   unsigned workspace_slot_ = 0;          // the Args word holding its address
   unsigned resident_blocks_ = 0;         // blocks resident at once (occupancy x SMs)
+  bool has_tiles_ = false;               // the manifest's `tiles` line: tile size and extent params
+  unsigned long long tile_m_ = 0, tile_n_ = 0;
+  std::string extent_m_, extent_n_;
   CUdeviceptr workspace_ = 0;
   size_t workspace_bytes_ = 0;
 };

@@ -138,6 +138,10 @@ class _Libs:
             lib.plrt_launch.restype = I
             lib.plrt_reserve_workspace.argtypes = [P, ctypes.c_uint, P, E, S]
             lib.plrt_reserve_workspace.restype = I
+            lib.plrt_tile_count.argtypes = [P, ctypes.POINTER(ctypes.c_ulonglong), E, S]
+            lib.plrt_tile_count.restype = I
+            lib.plrt_persistent_grid.argtypes = [P, ctypes.POINTER(ctypes.c_uint), P, E, S]
+            lib.plrt_persistent_grid.restype = I
             lib.plrt_checked_report.argtypes = [P, E, S]
             lib.plrt_checked_report.restype = I
             U64 = ctypes.c_ulonglong
@@ -749,6 +753,25 @@ class Kernel:
         capture. A no-op for other kernels."""
         g = self._int("grid", "a block count", grid, 1, _U32)
         self._call(self._lib.plrt_reserve_workspace, ctypes.c_uint(g), ctypes.c_void_p(self._stream(stream)))
+
+    def tile_count(self) -> int:
+        """The tiles of a launch with the params set now: ceil(M / tile_m) * ceil(N / tile_n) over
+        the link's [tiles] extents. Raises for a link without a tile sequence, an extent read from
+        device memory, or an extent not yet set."""
+        t = ctypes.c_ulonglong(0)
+        self._call(self._lib.plrt_tile_count, ctypes.byref(t))
+        return t.value
+
+    def persistent_grid(self, stream: Any = None) -> int:
+        """The grid to launch with the params set now. The tile walk is persistent, so more
+        blocks than fit at once only queue. A data-parallel link: the fewest blocks that take as
+        many rounds of tiles as every resident block would, ceil(T / ceil(T / R)) (each block the
+        same number of tiles; where the weight stream is the cost, fewer streams at once read DRAM
+        faster). A split schedule: the R resident blocks (it splits the last round itself). A
+        cluster link: the resident clusters times their size."""
+        g = ctypes.c_uint(0)
+        self._call(self._lib.plrt_persistent_grid, ctypes.byref(g), ctypes.c_void_p(self._stream(stream)))
+        return g.value
 
     def checked_report(self) -> str:
         """In a PL_CHECKED link: the first pipe wait that timed out, or ""."""

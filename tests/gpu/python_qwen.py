@@ -209,6 +209,26 @@ def main():
             k.launch(grid, **launch_params(k, X, W, H))
             torch.cuda.synchronize()
             compare(f"M={M} eager (grid {grid})", Hbuf, M, X, W)
+            # 3. the runtime's tile count and persistent grid (from the manifest's tiles line)
+            tiles = math.ceil(M / k.fact("tile_m")) * math.ceil(N_INTER / k.fact("tile_n"))
+            if k.tile_count() != tiles:
+                fail(f"{name} M={M}: tile_count() = {k.tile_count()}, expected {tiles}")
+            pg = k.persistent_grid()
+            resident = sms * max(1, LINK_OPTIONS.get(name, {}).get("blocks_per_sm", 1))
+            want = resident if name in SCHEDULE else math.ceil(tiles / math.ceil(tiles / resident))
+            if pg != want:
+                fail(f"{name} M={M}: persistent_grid() = {pg}, expected {want} ({tiles} tiles, {resident} resident blocks)")
+            if pg != grid:
+                first = Hbuf.clone()
+                Hbuf.fill_(float("nan"))
+                k.launch(pg)
+                torch.cuda.synchronize()
+                same = torch.equal(Hbuf.view(torch.int16), first.view(torch.int16))
+                print(f"  M={M} persistent grid {pg}: {'bit-identical to' if same else 'DIFFERS from'} grid {grid}")
+                if not same:
+                    fail(f"{name} M={M}: the launch on persistent_grid() = {pg} blocks differs from the one on {grid}")
+            else:
+                print(f"  M={M} persistent grid {pg} ({tiles} tiles)")
 
             if M != Ms[0]:
                 continue

@@ -36,6 +36,13 @@ PL_FACT_DECL(unsigned, stages);
 #define GU_L2_AHEAD 0
 #endif
 static_assert(!(GU_L2_AHEAD && (GU_UNITS || GU_PDL_PREFETCH)), "GU_L2_AHEAD: the plain tile walk only");
+// -DGU_K_ROTATE=S (contract_small_rot_S.toml): tile t's k slices are loaded starting at slice
+// (t.n * S) % (K / tile_k) and wrapping around, so blocks streaming side by side read W at different
+// k offsets. The main loop adds whatever slices arrive (the sum's order changes, not its terms).
+#ifndef GU_K_ROTATE
+#define GU_K_ROTATE 0
+#endif
+static_assert(!(GU_K_ROTATE && (GU_UNITS || GU_PDL_PREFETCH || GU_L2_AHEAD)), "GU_K_ROTATE: the plain tile walk only");
 
 // What this code compiles in beyond the header's records, checked against the contracts.
 PL_PROVIDE_LINKED(gu_loader_main, stages);  // the ring's depth comes from the slots
@@ -103,7 +110,12 @@ PL_COMPONENT(gu_loader_main) {
 #endif
     for (unsigned kt = i == 0 ? pre : 0; kt < k_tiles; ++kt) {
 #endif
+#if GU_K_ROTATE
+      const unsigned rot = (t.n * GU_K_ROTATE) % k_tiles;
+      const int k0 = static_cast<int>((kt + rot < k_tiles ? kt + rot : kt + rot - k_tiles) * tile_k);
+#else
       const int k0 = static_cast<int>(kt * tile_k);
+#endif
 #if GU_L2_AHEAD
       if (kt + GU_L2_AHEAD < k_tiles) {
         const int kp = static_cast<int>((kt + GU_L2_AHEAD) * tile_k);
