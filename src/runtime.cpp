@@ -302,6 +302,13 @@ Status Module::persistent_grid(unsigned& grid, CUstream stream) const {
     grid = 1;
     return {};
   }
+  if (blocks_per_sm_ > 1) {
+    // Several blocks share an SM: the driver places blocks one per SM first, so fewer blocks than
+    // resident leaves some SMs with one block and others with two, which share the SM's stream
+    // (measured: 400 tiles on 200 blocks at 2 per SM 13% slower than on 264; bench/NOTES.md, session 11).
+    grid = static_cast<unsigned>(tiles < resident ? tiles : resident);
+    return {};
+  }
   const unsigned long long rounds = (tiles + resident - 1) / resident;
   grid = static_cast<unsigned>((tiles + rounds - 1) / rounds);
   return {};

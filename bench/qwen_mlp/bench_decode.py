@@ -24,6 +24,9 @@ Prediction (session 11, before the run with them): if a block's stream is bounde
 flight (five 34 KB stages), the L2-ahead loaders raise the W stream rate above the committed
 kernel's 4.0 TB/s toward cuBLASLt-best's 4.28; if the DRAM's efficiency on this access pattern
 (128-byte pieces of 208 rows, 10 KB apart) bounds it, they change nothing.
+Session 11 (results/qwen_s11/dec1-dec6): the grid is what moved it. Every contender now launches on
+the runtime's persistent grid (Kernel.persistent_grid(): 247 tiles on 124 blocks, 400 on 200 at two
+blocks per SM); --grids G adds the committed kernel on G blocks.
 Checks: every contender's output (poisoned first) per element against the fp32 reference.
 --profile: one launch of each GEMM-only contender per M (for ncu), no timing.
 """

@@ -140,7 +140,7 @@ PL_C_EXPORT int plrt_tile_count(const plrt_kernel* k, unsigned long long* tiles,
 /* The grid to launch with the params set now (pipelink::Module::persistent_grid): for a
  * data-parallel link the fewest blocks that take as many rounds of tiles as every resident block
  * would, ceil(T / ceil(T / R)); for a split schedule the R resident blocks; for a cluster link
- * the resident clusters times their size. */
+ * the resident clusters times their size; for several blocks per SM min(T, R). */
 PL_C_EXPORT int plrt_persistent_grid(const plrt_kernel* k, unsigned* grid, void* stream, char* err, size_t err_size);
 
 /* A PL_CHECKED kernel's first timed-out pipe wait ("" if none), into (buf, size). */

@@ -92,7 +92,8 @@ class Module {
   // the same number of tiles (where the weight stream is the cost, as at decode sizes, fewer
   // streams at once read DRAM faster). A split schedule (stream-k, split-k) gets R: it splits the
   // last round's tiles across the idle blocks itself. A cluster link gets the resident clusters
-  // times their size. At least 1.
+  // times their size; a link for several blocks per SM (--blocks-per-sm) min(T, R), since the
+  // driver places blocks one per SM first and fewer blocks would load SMs unevenly. At least 1.
   Status persistent_grid(unsigned& grid, CUstream stream = nullptr) const;
 
   // A resolved fact from the map (e.g. a tile size the host needs for a tensor map's box).

@@ -768,7 +768,8 @@ class Kernel:
         many rounds of tiles as every resident block would, ceil(T / ceil(T / R)) (each block the
         same number of tiles; where the weight stream is the cost, fewer streams at once read DRAM
         faster). A split schedule: the R resident blocks (it splits the last round itself). A
-        cluster link: the resident clusters times their size."""
+        cluster link: the resident clusters times their size. A link for several blocks per SM:
+        min(T, R) (fewer blocks would load SMs unevenly)."""
         g = ctypes.c_uint(0)
         self._call(self._lib.plrt_persistent_grid, ctypes.byref(g), ctypes.c_void_p(self._stream(stream)))
         return g.value

@@ -214,8 +214,10 @@ def main():
             if k.tile_count() != tiles:
                 fail(f"{name} M={M}: tile_count() = {k.tile_count()}, expected {tiles}")
             pg = k.persistent_grid()
-            resident = sms * max(1, LINK_OPTIONS.get(name, {}).get("blocks_per_sm", 1))
-            want = resident if name in SCHEDULE else math.ceil(tiles / math.ceil(tiles / resident))
+            bps = LINK_OPTIONS.get(name, {}).get("blocks_per_sm", 1)
+            resident = sms * bps
+            want = (resident if name in SCHEDULE else min(tiles, resident) if bps > 1
+                    else math.ceil(tiles / math.ceil(tiles / resident)))
             if pg != want:
                 fail(f"{name} M={M}: persistent_grid() = {pg}, expected {want} ({tiles} tiles, {resident} resident blocks)")
             if pg != grid:
