@@ -43,6 +43,15 @@ static_assert(!(GU_L2_AHEAD && (GU_UNITS || GU_PDL_PREFETCH)), "GU_L2_AHEAD: the
 #define GU_K_ROTATE 0
 #endif
 static_assert(!(GU_K_ROTATE && (GU_UNITS || GU_PDL_PREFETCH || GU_L2_AHEAD)), "GU_K_ROTATE: the plain tile walk only");
+// -DGU_LOAD_BATCH=B (contract_small_batch_B.toml): waits until B stages are free, then issues
+// their copies together, W's gate boxes of the B slices back to back, then the up boxes, so the
+// DRAM sees each W row's B consecutive 128-byte pieces close together instead of one per stage
+// turn. Data-parallel tiles only.
+#ifndef GU_LOAD_BATCH
+#define GU_LOAD_BATCH 1
+#endif
+static_assert(GU_LOAD_BATCH == 1 || !(GU_UNITS || GU_PDL_PREFETCH || GU_L2_AHEAD || GU_K_ROTATE),
+              "GU_LOAD_BATCH: the plain tile walk only");
 
 // What this code compiles in beyond the header's records, checked against the contracts.
 PL_PROVIDE_LINKED(gu_loader_main, stages);  // the ring's depth comes from the slots
@@ -102,13 +111,41 @@ PL_COMPONENT(gu_loader_main) {
   for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
     const int row_a = static_cast<int>(t.m * tile_m);
     const int row_b = static_cast<int>(t.n * n_step);
+#if GU_LOAD_BATCH > 1
+    constexpr unsigned kBatch = GU_LOAD_BATCH;
+    const unsigned batch = kBatch < PL_FACT(stages) ? kBatch : PL_FACT(stages);  // never more than the ring holds
+    for (unsigned kt = 0; kt < k_tiles; kt += batch) {
+      const unsigned n = k_tiles - kt < batch ? k_tiles - kt : batch;
+      C::Out_ab issue = w;
+      for (unsigned j = 0; j < n; ++j) {  // B free stages
+        w.acquire();
+        w.advance();
+      }
+      C::Out_ab g = issue, up = issue;
+      for (unsigned j = 0; j < n; ++j) {
+        issue.expect_tx();
+        pl::tma_load_2d(issue.a<unsigned char>(ctx), x_map, issue.full_bar(), static_cast<int>((kt + j) * tile_k), row_a);
+        issue.advance();
+      }
+      for (unsigned j = 0; j < n; ++j) {
+        pl::tma_load_2d(g.b<unsigned char>(ctx), w_map, g.full_bar(), static_cast<int>((kt + j) * tile_k), row_b);
+        g.advance();
+      }
+      for (unsigned j = 0; j < n; ++j) {
+        pl::tma_load_2d(up.b<unsigned char>(ctx) + b_block_bytes, w_map, up.full_bar(), static_cast<int>((kt + j) * tile_k),
+                        row_b + static_cast<int>(b_stride));
+        up.advance();
+      }
+    }
+#endif
 #if GU_L2_AHEAD
     for (unsigned kt = 0; kt < GU_L2_AHEAD && kt < k_tiles; ++kt) {  // the tile's first D slices
       pl::tma_prefetch_2d(w_map, static_cast<int>(kt * tile_k), row_b);
       pl::tma_prefetch_2d(w_map, static_cast<int>(kt * tile_k), row_b + static_cast<int>(b_stride));
     }
 #endif
-    for (unsigned kt = i == 0 ? pre : 0; kt < k_tiles; ++kt) {
+    // (with GU_LOAD_BATCH the batches above loaded every slice: this loop runs none)
+    for (unsigned kt = GU_LOAD_BATCH > 1 ? k_tiles : i == 0 ? pre : 0; kt < k_tiles; ++kt) {
 #endif
 #if GU_K_ROTATE
       const unsigned rot = (t.n * GU_K_ROTATE) % k_tiles;
