@@ -1,6 +1,7 @@
 // runtime — loads a linked cubin and its map, fills pl::Args by parameter name, launches.
 // Does not: link or check anything (the linker did), or own the CUDA context.
 #include "pipelink/runtime.h"
+#include "pipelink/grid.h"
 
 #include "pipelink/pipelink.h"
 
@@ -63,6 +64,16 @@ std::string Module::checked_report() const {
 }
 
 Status Module::load(const std::string& cubin_path, const std::string& map_path) {
+  // A Module loaded again starts from nothing: a failure below leaves it unloaded, never half the
+  // old link and half the new.
+  if (mod_) cuModuleUnload(mod_);
+  mod_ = nullptr;
+  fn_ = nullptr;
+  resident_blocks_ = 0;
+  grid_blocks_ = 0;
+  params_.clear();
+  facts_.clear();
+  pipes_.clear();
   std::ifstream mf(map_path);
   if (!mf) return Status::error("cannot open map '" + map_path + "'");
   bool in_facts = false, in_pipes = false;
@@ -227,6 +238,9 @@ Status Module::load(const std::string& cubin_path, const std::string& map_path) 
     if (CUresult r = cuOccupancyMaxActiveBlocksPerMultiprocessor(&fit, fn_, static_cast<int>(threads_), smem_); r != CUDA_SUCCESS)
       return Status::error(cu_error(r, "cuOccupancyMaxActiveBlocksPerMultiprocessor"));
     resident_blocks_ = static_cast<unsigned>(fit) * static_cast<unsigned>(sms);
+    // The blocks persistent_grid spreads the tiles over: as many per SM as the link was allocated
+    // for (--blocks-per-sm), even where the driver would fit more of a small block.
+    grid_blocks_ = static_cast<unsigned>(fit < blocks_per_sm_ ? fit : blocks_per_sm_) * static_cast<unsigned>(sms);
   }
   return {};
 }
@@ -267,7 +281,9 @@ Status Module::reserve_workspace(unsigned grid, CUstream stream) {
 
 Status Module::tile_count(unsigned long long& tiles) const {
   if (!fn_) return Status::error("tile_count before load");
-  if (!has_tiles_) return Status::error("tile_count: this link has no tile sequence (no component declares [tiles])");
+  if (!has_tiles_)
+    return Status::error("tile_count: this link has no tile sequence (no component declares [tiles]), or its cubin was linked "
+                         "before the launch manifest carried one: relink");
   unsigned long long ext[2] = {0, 0};
   const std::string* names[2] = {&extent_m_, &extent_n_};
   for (int i = 0; i < 2; ++i) {
@@ -275,42 +291,54 @@ Status Module::tile_count(unsigned long long& tiles) const {
     if (it == params_.end() || it->second.type != "u32")
       return Status::error("tile_count: the extent '" + *names[i] + "' is " +
                            (it == params_.end() ? std::string("not a parameter") : "read from device memory (device_extent)") +
-                           ": the host cannot count the tiles; pass the grid yourself");
+                           ": the host cannot count the tiles");
     if (!it->second.set) return Status::error("tile_count: param '" + *names[i] + "' was never set");
     ext[i] = args_.word[it->second.slot] & 0xffffffffull;
   }
-  tiles = ((ext[0] + tile_m_ - 1) / tile_m_) * ((ext[1] + tile_n_ - 1) / tile_n_);
+  uint64_t t = 0;
+  if (!tile_count_for(ext[0], ext[1], tile_m_, tile_n_, t))
+    return Status::error("tile_count: " + extent_m_ + " = " + std::to_string(ext[0]) + ", " + extent_n_ + " = " + std::to_string(ext[1]) +
+                         " make more tiles than the generated scheduler counts in 32 bits");
+  tiles = t;
   return {};
 }
 
 Status Module::persistent_grid(unsigned& grid, CUstream stream) const {
   if (!fn_) return Status::error("persistent_grid before load");
+  // Without a tile sequence each block is one piece of work (pl::tile_at gives block b tile b, once):
+  // the grid is the caller's problem size, not something to size from the GPU.
+  if (!has_tiles_)
+    return Status::error("persistent_grid: this link has no tile sequence (no component declares [tiles]), or its cubin was "
+                         "linked before the launch manifest carried one (relink): launch the grid your problem needs");
   if (cluster_blocks() > 1) {
     int clusters = 0;
     if (Status s = max_active_clusters(clusters, stream); !s) return s;
-    grid = static_cast<unsigned>(clusters > 0 ? clusters : 1) * cluster_blocks();
+    if (clusters <= 0)
+      return Status::error("persistent_grid: no cluster of " + std::to_string(cluster_blocks()) + " blocks (" + std::to_string(threads_) +
+                           " threads, " + std::to_string(smem_) + " bytes of shared memory each) fits on this GPU");
+    grid = static_cast<unsigned>(clusters) * cluster_blocks();
     return {};
   }
-  const unsigned long long resident = resident_blocks_ ? resident_blocks_ : 1;
+  if (grid_blocks_ == 0)
+    return Status::error("persistent_grid: no block of this kernel (" + std::to_string(threads_) + " threads, " + std::to_string(smem_) +
+                         " bytes of shared memory) fits on an SM of this GPU");
   if (workspace_stride_) {
-    grid = static_cast<unsigned>(resident);
+    grid = resident_blocks_;  // a split schedule: every block resident at once (they wait for each other)
     return {};
   }
   unsigned long long tiles = 0;
-  if (Status s = tile_count(tiles); !s) return s;
-  if (tiles == 0) {
-    grid = 1;
-    return {};
+  {
+    // An extent read from device memory: the host cannot count the tiles, and any grid walks them
+    // all, so every resident block.
+    auto it = params_.find(extent_m_);
+    auto jt = params_.find(extent_n_);
+    if ((it != params_.end() && it->second.type == "ptr") || (jt != params_.end() && jt->second.type == "ptr")) {
+      grid = grid_blocks_;
+      return {};
+    }
   }
-  if (blocks_per_sm_ > 1) {
-    // Several blocks share an SM: the driver places blocks one per SM first, so fewer blocks than
-    // resident leaves some SMs with one block and others with two, which share the SM's stream
-    // (measured: 400 tiles on 200 blocks at 2 per SM 13% slower than on 264; bench/NOTES.md, session 11).
-    grid = static_cast<unsigned>(tiles < resident ? tiles : resident);
-    return {};
-  }
-  const unsigned long long rounds = (tiles + resident - 1) / resident;
-  grid = static_cast<unsigned>((tiles + rounds - 1) / rounds);
+  if (Status s = tile_count(tiles); !s) return Status::error("persistent_grid: " + s.message);
+  grid = static_cast<unsigned>(persistent_grid_for(tiles, grid_blocks_, blocks_per_sm_ > 1 ? GridKind::SeveralPerSm : GridKind::DataParallel));
   return {};
 }
 

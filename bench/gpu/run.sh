@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One device call: the C++ Qwen bench (autotuned cuBLASLt, cublasGemmEx), the Python benches
-# (PyTorch in the same process as the PipeLink kernels), ncu profiles of the headline kernels, the
+# (PyTorch in the same process as the PipeLink kernels; bench_decode.py: the decode-size kernel on
+# the runtime's persistent grid and on one block per SM), ncu profiles of the headline kernels, the
 # C++ MoE bench, and a short bench_lvc run on the new harness. Everything goes to $W; after each
 # step $W is packed into $OUT/results.tgz, so a timeout keeps what finished.
 # Usage (on the GPU machine, from the repository root): bash STAGED/src/bench/gpu/run.sh STAGED
@@ -37,6 +38,8 @@ step qwen_torch 150 python3 "$S/src/bench/qwen_mlp/bench_torch.py" --kernels "$K
   --json "$W/qwen_mlp_torch.json" --md "$W/qwen_mlp_torch.md"
 step qwen_streamk 120 python3 "$S/src/bench/qwen_mlp/bench_streamk.py" --kernels "$K" --M 16,128,1024,2048,4096 --rounds 15 \
   --json "$W/qwen_streamk.json" --md "$W/qwen_streamk.md"
+step qwen_decode 60 python3 "$S/src/bench/qwen_mlp/bench_decode.py" --qwen "$K" --llama "" --grids 132 --M 16,64 --rounds 30 \
+  --json "$W/qwen_decode.json" --md "$W/qwen_decode.md"
 M=$S/k/moe
 step moe_torch 90 python3 "$S/src/bench/moe/bench_torch.py" --kernels "$M" --T 512,4096,16384 --rounds 20 \
   --json "$W/moe_torch.json" --md "$W/moe_torch.md"

@@ -15,8 +15,11 @@ N(0, 1), W ~ N(0, 0.02^2) bf16:
                             loop) 400 tiles of 128 W rows, 1 block per SM (3.03 waves);
   - fused_small64_2pb_pdl   (llama_decode) 64 x 64, 2 blocks per SM (400 tiles on 264 blocks), 3
                             stages each;
-  - <kind>_small_l2_D       (qwen_mlp, --extra) the 64 x 104 kernel whose loader also requests W's
-                            boxes D k slices ahead into the L2 (-DGU_L2_AHEAD=D);
+  - --extra DIR:STEM:fused|gemm:BPS, any other link of the same params (session 11's probes, since
+                            removed from the build and kept in commit 2527d22: *_small_s3 / _s4
+                            rings, *_small_l2_D (W prefetched D slices ahead into the L2),
+                            *_small_rot_S (k order rotated per tile), *_small_batch_B (B stages
+                            issued together), *_small128 (64 x 128 tile));
   - <kind>_small#G          (--grids) the committed kernel launched on G blocks;
   - <kind>_small@P          (--promotions) the committed kernel with W's tensor map at L2 promotion P;
   - torch.mm (cuBLAS) and torch.mm + a torch.compile'd SwiGLU.
@@ -25,8 +28,8 @@ flight (five 34 KB stages), the L2-ahead loaders raise the W stream rate above t
 kernel's 4.0 TB/s toward cuBLASLt-best's 4.28; if the DRAM's efficiency on this access pattern
 (128-byte pieces of 208 rows, 10 KB apart) bounds it, they change nothing.
 Session 11 (results/qwen_s11/dec1-dec6): the grid is what moved it. Every contender now launches on
-the runtime's persistent grid (Kernel.persistent_grid(): 247 tiles on 124 blocks, 400 on 200 at two
-blocks per SM); --grids G adds the committed kernel on G blocks.
+the runtime's persistent grid (Kernel.persistent_grid(): 247 tiles on 124 blocks; at two blocks per
+SM min(T, R), 264 for 400 tiles); --grids G adds the committed kernel on G blocks.
 Checks: every contender's output (poisoned first) per element against the fp32 reference.
 --profile: one launch of each GEMM-only contender per M (for ncu), no timing.
 """

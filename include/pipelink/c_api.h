@@ -137,10 +137,12 @@ PL_C_EXPORT int plrt_reserve_workspace(plrt_kernel* k, unsigned grid, void* stre
  * sequence, an extent read from device memory, or an extent not yet set. */
 PL_C_EXPORT int plrt_tile_count(const plrt_kernel* k, unsigned long long* tiles, char* err, size_t err_size);
 
-/* The grid to launch with the params set now (pipelink::Module::persistent_grid): for a
- * data-parallel link the fewest blocks that take as many rounds of tiles as every resident block
- * would, ceil(T / ceil(T / R)); for a split schedule the R resident blocks; for a cluster link
- * the resident clusters times their size; for several blocks per SM min(T, R). */
+/* The grid to launch with the params set now (pipelink::Module::persistent_grid; the rule is
+ * pipelink/grid.h): for a data-parallel link the fewest blocks that take as many rounds of tiles
+ * as every resident block would, ceil(T / ceil(T / R)); for several blocks per SM min(T, R); for
+ * a split schedule the resident blocks; for an extent read from device memory R; for a cluster
+ * link the resident clusters times their size. Fails for a link without a tile sequence, an
+ * extent not yet set, or a kernel of which nothing fits. */
 PL_C_EXPORT int plrt_persistent_grid(const plrt_kernel* k, unsigned* grid, void* stream, char* err, size_t err_size);
 
 /* A PL_CHECKED kernel's first timed-out pipe wait ("" if none), into (buf, size). */

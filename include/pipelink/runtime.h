@@ -85,15 +85,16 @@ class Module {
   // the link's [tiles] extents M, N (the manifest's `tiles` line). An error for a link without a
   // tile sequence, an extent read from device memory (device_extent) or an extent not yet set.
   Status tile_count(unsigned long long& tiles) const;
-  // The grid for a launch with the parameters set now: every link's tile walk is persistent
-  // (block b takes tiles b, b + grid, ...), so a grid past the blocks resident at once only
-  // queues. A data-parallel link gets the fewest blocks that finish its T tiles in as many rounds
-  // as all R resident blocks would, ceil(T / ceil(T / R)): the same rounds with every block given
-  // the same number of tiles (where the weight stream is the cost, as at decode sizes, fewer
-  // streams at once read DRAM faster). A split schedule (stream-k, split-k) gets R: it splits the
-  // last round's tiles across the idle blocks itself. A cluster link gets the resident clusters
-  // times their size; a link for several blocks per SM (--blocks-per-sm) min(T, R), since the
-  // driver places blocks one per SM first and fewer blocks would load SMs unevenly. At least 1.
+  // The grid for a launch with the parameters set now (the rule: pipelink/grid.h). With R the
+  // blocks the link was allocated to keep on the SMs (min(occupancy, --blocks-per-sm) x SMs): a
+  // data-parallel link gets ceil(T / ceil(T / R)), the fewest blocks that take as many rounds of
+  // tiles as R would, each block the same number or one fewer; a link of several blocks per SM
+  // min(T, R); a split schedule (stream-k, split-k) the blocks resident at once; a link whose
+  // extent is read from device memory R (the host cannot count; any grid walks every tile); a
+  // cluster link the resident clusters times their size. Errors: no tile sequence (each block is
+  // then one piece of work: launch what the problem needs), nothing fits, an extent not set.
+  // Every generated tile walk is persistent, but a component that handles only its block's first
+  // tile (pl::tile_at(ctx, 0, t) and no loop) needs a grid of T: this call cannot see that.
   Status persistent_grid(unsigned& grid, CUstream stream = nullptr) const;
 
   // A resolved fact from the map (e.g. a tile size the host needs for a tensor map's box).
@@ -135,6 +136,7 @@ class Module {
   size_t workspace_stride_ = 0;          // stream-k: bytes per block (0: no workspace)
   unsigned workspace_slot_ = 0;          // the Args word holding its address
   unsigned resident_blocks_ = 0;         // blocks resident at once (occupancy x SMs)
+  unsigned grid_blocks_ = 0;             // min(occupancy, --blocks-per-sm) x SMs: persistent_grid's R
   bool has_tiles_ = false;               // the manifest's `tiles` line: tile size and extent params
   unsigned long long tile_m_ = 0, tile_n_ = 0;
   std::string extent_m_, extent_n_;

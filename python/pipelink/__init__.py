@@ -769,7 +769,9 @@ class Kernel:
         same number of tiles; where the weight stream is the cost, fewer streams at once read DRAM
         faster). A split schedule: the R resident blocks (it splits the last round itself). A
         cluster link: the resident clusters times their size. A link for several blocks per SM:
-        min(T, R) (fewer blocks would load SMs unevenly)."""
+        min(T, R) (fewer blocks would load SMs unevenly). An extent read from device memory: R.
+        Raises for a link without a tile sequence (each block is then one piece of work) or an
+        extent not yet set. The rule: include/pipelink/grid.h."""
         g = ctypes.c_uint(0)
         self._call(self._lib.plrt_persistent_grid, ctypes.byref(g), ctypes.c_void_p(self._stream(stream)))
         return g.value

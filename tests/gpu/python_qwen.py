@@ -220,7 +220,7 @@ def main():
                     else math.ceil(tiles / math.ceil(tiles / resident)))
             if pg != want:
                 fail(f"{name} M={M}: persistent_grid() = {pg}, expected {want} ({tiles} tiles, {resident} resident blocks)")
-            if pg != grid:
+            if pg != grid and name not in SCHEDULE:  # data-parallel: the same tiles, by fewer blocks
                 first = Hbuf.clone()
                 Hbuf.fill_(float("nan"))
                 k.launch(pg)

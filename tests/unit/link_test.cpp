@@ -237,6 +237,14 @@ TEST(Pdl, OffByDefault) {
   EXPECT_EQ(r.generated_source.find("\\npdl 1\\n"), std::string::npos);
 }
 
+// The manifest names the tile sequence (tile size, extent params), so the runtime can count the
+// tiles of a launch (pipelink::Module::tile_count, persistent_grid). A link without [tiles] has no
+// such line: the golden cluster-link-map's manifest hash did not change with it.
+TEST(Manifest, CarriesTheTileSequence) {
+  pipelink::LinkResult r = link_example_pdl(false, false, true);
+  EXPECT_NE(r.generated_source.find("\\ntiles 128 128 M N\\n"), std::string::npos) << r.generated_source;
+}
+
 // With it, every warpgroup's branch waits after its setmaxnreg (the prologue: mbarrier init, the
 // init fence, the block sync) and before any component role or transfer runs, then triggers the
 // dependents; the map's launch line ends in `pdl` and the embedded manifest has `pdl 1`.

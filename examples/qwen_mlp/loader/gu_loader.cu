@@ -29,29 +29,6 @@ PL_FACT_DECL(unsigned, stages);
 #ifndef GU_UNITS
 #define GU_UNITS 0
 #endif
-// -DGU_L2_AHEAD=D (contract_small_l2.toml): besides the ring's stages, W's boxes D k slices ahead
-// of the one being loaded are requested into the L2 (pl::tma_prefetch_2d; no shared memory), so
-// more of the weight stream is in flight than the ring holds. Data-parallel tiles only.
-#ifndef GU_L2_AHEAD
-#define GU_L2_AHEAD 0
-#endif
-static_assert(!(GU_L2_AHEAD && (GU_UNITS || GU_PDL_PREFETCH)), "GU_L2_AHEAD: the plain tile walk only");
-// -DGU_K_ROTATE=S (contract_small_rot_S.toml): tile t's k slices are loaded starting at slice
-// (t.n * S) % (K / tile_k) and wrapping around, so blocks streaming side by side read W at different
-// k offsets. The main loop adds whatever slices arrive (the sum's order changes, not its terms).
-#ifndef GU_K_ROTATE
-#define GU_K_ROTATE 0
-#endif
-static_assert(!(GU_K_ROTATE && (GU_UNITS || GU_PDL_PREFETCH || GU_L2_AHEAD)), "GU_K_ROTATE: the plain tile walk only");
-// -DGU_LOAD_BATCH=B (contract_small_batch_B.toml): waits until B stages are free, then issues
-// their copies together, W's gate boxes of the B slices back to back, then the up boxes, so the
-// DRAM sees each W row's B consecutive 128-byte pieces close together instead of one per stage
-// turn. Data-parallel tiles only.
-#ifndef GU_LOAD_BATCH
-#define GU_LOAD_BATCH 1
-#endif
-static_assert(GU_LOAD_BATCH == 1 || !(GU_UNITS || GU_PDL_PREFETCH || GU_L2_AHEAD || GU_K_ROTATE),
-              "GU_LOAD_BATCH: the plain tile walk only");
 
 // What this code compiles in beyond the header's records, checked against the contracts.
 PL_PROVIDE_LINKED(gu_loader_main, stages);  // the ring's depth comes from the slots
@@ -111,55 +88,9 @@ PL_COMPONENT(gu_loader_main) {
   for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
     const int row_a = static_cast<int>(t.m * tile_m);
     const int row_b = static_cast<int>(t.n * n_step);
-#if GU_LOAD_BATCH > 1
-    constexpr unsigned kBatch = GU_LOAD_BATCH;
-    const unsigned batch = kBatch < PL_FACT(stages) ? kBatch : PL_FACT(stages);  // never more than the ring holds
-    for (unsigned kt = 0; kt < k_tiles; kt += batch) {
-      const unsigned n = k_tiles - kt < batch ? k_tiles - kt : batch;
-      C::Out_ab issue = w;
-      for (unsigned j = 0; j < n; ++j) {  // B free stages
-        w.acquire();
-        w.advance();
-      }
-      C::Out_ab g = issue, up = issue;
-      for (unsigned j = 0; j < n; ++j) {
-        issue.expect_tx();
-        pl::tma_load_2d(issue.a<unsigned char>(ctx), x_map, issue.full_bar(), static_cast<int>((kt + j) * tile_k), row_a);
-        issue.advance();
-      }
-      for (unsigned j = 0; j < n; ++j) {
-        pl::tma_load_2d(g.b<unsigned char>(ctx), w_map, g.full_bar(), static_cast<int>((kt + j) * tile_k), row_b);
-        g.advance();
-      }
-      for (unsigned j = 0; j < n; ++j) {
-        pl::tma_load_2d(up.b<unsigned char>(ctx) + b_block_bytes, w_map, up.full_bar(), static_cast<int>((kt + j) * tile_k),
-                        row_b + static_cast<int>(b_stride));
-        up.advance();
-      }
-    }
+    for (unsigned kt = i == 0 ? pre : 0; kt < k_tiles; ++kt) {
 #endif
-#if GU_L2_AHEAD
-    for (unsigned kt = 0; kt < GU_L2_AHEAD && kt < k_tiles; ++kt) {  // the tile's first D slices
-      pl::tma_prefetch_2d(w_map, static_cast<int>(kt * tile_k), row_b);
-      pl::tma_prefetch_2d(w_map, static_cast<int>(kt * tile_k), row_b + static_cast<int>(b_stride));
-    }
-#endif
-    // (with GU_LOAD_BATCH the batches above loaded every slice: this loop runs none)
-    for (unsigned kt = GU_LOAD_BATCH > 1 ? k_tiles : i == 0 ? pre : 0; kt < k_tiles; ++kt) {
-#endif
-#if GU_K_ROTATE
-      const unsigned rot = (t.n * GU_K_ROTATE) % k_tiles;
-      const int k0 = static_cast<int>((kt + rot < k_tiles ? kt + rot : kt + rot - k_tiles) * tile_k);
-#else
       const int k0 = static_cast<int>(kt * tile_k);
-#endif
-#if GU_L2_AHEAD
-      if (kt + GU_L2_AHEAD < k_tiles) {
-        const int kp = static_cast<int>((kt + GU_L2_AHEAD) * tile_k);
-        pl::tma_prefetch_2d(w_map, kp, row_b);
-        pl::tma_prefetch_2d(w_map, kp, row_b + static_cast<int>(b_stride));
-      }
-#endif
       w.acquire();
       w.expect_tx();
       unsigned char* b = w.b<unsigned char>(ctx);

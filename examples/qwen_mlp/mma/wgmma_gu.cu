@@ -21,8 +21,6 @@
 //   contract_narrow.toml  tile 128 x 80, -DGU_TILE_N=80: 320 column tiles, M = 256 in 4.85 waves
 //   contract_small.toml   tile 64 x 104, one warpgroup, -DGU_TILE_N=104 -DGU_SPLIT_N=1
 //                         -DGU_INSTANCES=1: decode-sized M, where the weight stream is the cost
-//   contract_small128.toml tile 64 x 128, one warpgroup, -DGU_TILE_N=128 -DGU_SPLIT_N=1
-//                         -DGU_INSTANCES=1: 200 tiles, two rounds on 100 blocks (persistent_grid)
 //   contract_small64.toml tile 64 x 64, one warpgroup, -DGU_TILE_N=64 -DGU_SPLIT_N=1
 //                         -DGU_INSTANCES=1: the Llama-1B gate/up (N = 8192) in 128 tiles, one
 //                         wave on 132 SMs (64 x 104 gives 79)
@@ -101,7 +99,7 @@ namespace C = pl_contract::wgmma_gu_main;
 // desc_sw128, wgmma_fence / _commit / _wait_all / _wait_one and fence_operands: wgmma_ops.cuh.
 
 __device__ __forceinline__ void mma_step(float (&d)[kAcc], unsigned long long da, unsigned long long db, int scale_d) {
-#if (GU_TILE_N == 128 && !GU_SPLIT_N) || (GU_TILE_N == 128 && GU_SPLIT_N && GU_INSTANCES == 1)
+#if GU_TILE_N == 128 && !GU_SPLIT_N
   wgmma_m64n128k16(d, da, db, scale_d);
 #elif (GU_TILE_N == 208 && GU_SPLIT_N && GU_INSTANCES == 2) || (GU_TILE_N == 104 && GU_SPLIT_N && GU_INSTANCES == 1) || \
     (GU_TILE_N == 104 && !GU_SPLIT_N)
