@@ -227,37 +227,38 @@ void check_units(LinkContext& ctx, const Contract& c, const std::string& object,
 }
 
 // Split tiles' partials: the one component whose contract declares [tiles] partial_bytes sums
-// them, so its code must read its peers' partials (pl::partials_wait: an acquire load of a peer's
-// flag from pl_partials_flag; pl::partials: the slot from pl_partials); code that touches the
-// workspace under a contract without partial_bytes writes where the link allotted it nothing
-// (the workspace is sized from the contracts' partial_bytes).
+// them. pl::partials and partials_publish name pl_partials_marker, pl::partials_wait
+// pl_partials_wait_marker, in empty asm statements (no instruction survives ptxas), so the calls
+// are visible in the component's code wherever they were inlined. Code that declares
+// partial_bytes must read its peers' partials (call partials_wait: a split tile would otherwise be
+// emitted with only its own k slices); code that uses the workspace under a contract without
+// partial_bytes writes where the link allotted it nothing (the workspace is sized from the
+// contracts' partial_bytes).
 void check_partials(LinkContext& ctx, const Contract& c, const std::string& object,
                     const std::map<std::string, std::vector<std::string>>& fns, const std::string& root) {
   int indirect = 0;
-  bool slot = false, flag = false, acquire = false;
-  static const std::regex slot_call(R"(\bpl_partials\b)");
+  bool uses = false, waits = false;
+  static const std::regex direct(R"(\bpl_partials(_flag)?\b)");  // a direct call of the link's functions
   for (const std::string& f : closure(fns, root, indirect)) {
     auto it = fns.find(f);
     if (it == fns.end()) continue;
     for (const std::string& st : statements(it->second)) {
-      if (st.find("pl_partials_flag") != std::string::npos) flag = true;
-      if (std::regex_search(st, slot_call)) slot = true;
-      if (st.find("ld.acquire.gpu") != std::string::npos) acquire = true;
+      if (st.find("pl_partials_wait_marker") != std::string::npos) waits = uses = true;
+      else if (st.find("pl_partials_marker") != std::string::npos || std::regex_search(st, direct)) uses = true;
     }
   }
   const bool declares = c.tiles.present && c.tiles.has_partials;
-  if ((slot || flag) && !declares)
+  if (uses && !declares)
     ctx.diags.error("conformance", "component '" + c.name + "': its code (object '" + object + "') uses the split tiles' partials "
-                                   "workspace (pl::partials / partials_publish / partials_wait), but its contract declares no "
+                                   "workspace (pl::partials, partials_publish or partials_wait), but its contract declares no "
                                    "[tiles] partial_bytes: the workspace holds no slot for it",
                     c.tiles.present ? c.tiles.loc : c.loc)
-        .notes.push_back("the one component that holds a tile's accumulators and sums a split tile declares partial_bytes "
-                         "(docs/contracts.md, \"Tile schedules\")");
-  else if (declares && !(slot && flag && acquire))
+        .notes.push_back("only the component that holds a tile's accumulators and sums a split tile uses the workspace; it "
+                         "declares partial_bytes (docs/contracts.md, \"Tile schedules\")");
+  else if (declares && !waits)
     ctx.diags.error("conformance", "component '" + c.name + "' declares [tiles] partial_bytes (it sums a split tile's partials), "
-                                   "but its code (object '" + object + "') never reads its peers' partials (" +
-                                   (!flag || !acquire ? std::string("no pl::partials_wait") : std::string("no pl::partials")) +
-                                   "): under split-k or stream-k a split tile would be emitted with only its own k slices",
+                                   "but its code (object '" + object + "') never waits for its peers' partials (pl::partials_wait): "
+                                   "under split-k or stream-k a split tile would be emitted with only its own k slices",
                     c.tiles.partial_loc);
 }
 
@@ -937,7 +938,9 @@ void conform(LinkContext& ctx, const std::vector<Input>& inputs) {
     const bool scanned = fns.count(root) > 0;
     if (scanned) scan_code(ctx, c, object, fns, root, static_shared_vars(ptx));
     if (scanned) check_units(ctx, c, object, fns, root);
-    if (scanned) check_partials(ctx, c, object, fns, root);
+    // Only a split schedule keeps the partials' code: under data-parallel no unit has peers, and the
+    // probe's link-time optimisation removes it (nothing to check, and nothing that could go wrong).
+    if (scanned && ctx.stream_k) check_partials(ctx, c, object, fns, root);
     std::string line = printable(c.name) + ": ";
     int n = 0;
     std::string list;

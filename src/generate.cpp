@@ -391,7 +391,10 @@ void generate(LinkContext& ctx) {
   }
 
   o << "\n// ---- the tile sequence (one scheduler for every component) ----\n";
-  if (ctx.k_walk) o << "extern \"C\" __device__ unsigned pl_units_marker = 0u;  // named by pl::unit_at (conformance), never read\n";
+  if (ctx.k_walk)
+    o << "extern \"C\" __device__ unsigned pl_units_marker = 0u;  // named by pl::unit_at (conformance), never read\n"
+      << "extern \"C\" __device__ unsigned pl_partials_marker = 0u;  // named by pl::partials, partials_publish (conformance)\n"
+      << "extern \"C\" __device__ unsigned pl_partials_wait_marker = 0u;  // named by pl::partials_wait (conformance)\n";
   if (ctx.stream_k && ctx.tiles) {
     emit_stream_k(ctx, o);
   } else {

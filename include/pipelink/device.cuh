@@ -136,14 +136,22 @@ __device__ __forceinline__ bool unit_at(const Ctx& ctx, unsigned i, Unit& u) {
   asm volatile("// pl::unit_at %0" ::"l"(&pl_units_marker));
   return pl_unit_at(ctx.args, i, &u);
 }
+// Defined by a link whose contracts declare k_extent; never read. The partials functions below name
+// them in empty asm statements, so PipeLink's conformance check sees which code uses the workspace
+// (only the component declaring [tiles] partial_bytes may) and that it reads its peers' partials
+// (pl::partials_wait: it must).
+extern "C" __device__ unsigned pl_partials_marker;
+extern "C" __device__ unsigned pl_partials_wait_marker;
 // This instance's partial slot in block `block`'s record (16-byte aligned; read another block's
 // with ld.global.cg, e.g. __ldcg, after partials_wait: it was written from another SM).
 template <class T> __device__ __forceinline__ T* partials(const Ctx& ctx, unsigned block) {
+  asm volatile("// pl::partials %0" ::"l"(&pl_partials_marker));
   return reinterpret_cast<T*>(pl_partials(ctx.args, block, ctx.slots->instance));
 }
 // One thread of the instance, after all of its threads stored their part of the partial and then
 // synchronised (a named barrier): makes the stores visible GPU-wide, then flags this block's slot.
 __device__ __forceinline__ void partials_publish(const Ctx& ctx) {
+  asm volatile("// pl::partials_publish %0" ::"l"(&pl_partials_marker));
   unsigned* f = pl_partials_flag(ctx.args, blockIdx.x, ctx.slots->instance);
   asm volatile("fence.acq_rel.gpu;" ::: "memory");
   asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(f), "r"(1u) : "memory");
@@ -226,6 +234,7 @@ __device__ __forceinline__ void mbar_wait(unsigned addr, unsigned parity, unsign
 // instance's threads after it, before they read the partial. With PL_CHECKED it gives up after
 // about 2^31 cycles like a pipe wait (pl_abort; the kernel drains, its output is invalid).
 __device__ __forceinline__ void partials_wait(const Ctx& ctx, unsigned block) {
+  asm volatile("// pl::partials_wait %0" ::"l"(&pl_partials_wait_marker));
   const unsigned* f = pl_partials_flag(ctx.args, block, ctx.slots->instance);
   unsigned v = 0;
 #ifdef PL_CHECKED

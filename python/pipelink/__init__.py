@@ -717,15 +717,18 @@ class Kernel:
             self._set_one(name, value)
         return self
 
-    def launch(self, grid: Union[int, Tuple[int, ...]], stream: Any = None, **params: Any) -> None:
+    def launch(self, grid: Union[None, int, Tuple[int, ...]] = None, stream: Any = None, **params: Any) -> None:
         """Sets `params`, then launches `grid` blocks of `threads` threads with `smem_bytes` of
         dynamic shared memory on `stream`: by default PyTorch's current stream on the kernel's
         device (so torch.cuda.graph captures it), else the legacy default stream; a
-        torch.cuda.Stream or a raw cudaStream_t int is taken too. Asynchronous."""
+        torch.cuda.Stream or a raw cudaStream_t int is taken too. Asynchronous. Without `grid`,
+        persistent_grid() for the params as set (a link with a tile sequence)."""
         self.set(**params)
         missing = sorted(set(self.params) - set(self._set))
         if missing:
             raise TypeError("pipelink.Kernel.launch: params never set: " + ", ".join(f"{n} ({self.params[n]})" for n in missing))
+        if grid is None:
+            grid = self.persistent_grid(stream)
         if isinstance(grid, tuple):
             if len(grid) == 0 or any(g != 1 for g in grid[1:]):
                 raise ValueError(f"pipelink.Kernel.launch: the grid is one-dimensional, got {grid}")

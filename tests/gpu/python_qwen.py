@@ -231,6 +231,13 @@ def main():
                     fail(f"{name} M={M}: the launch on persistent_grid() = {pg} blocks differs from the one on {grid}")
             else:
                 print(f"  M={M} persistent grid {pg} ({tiles} tiles)")
+            if name not in SCHEDULE:  # k.launch() without a grid takes persistent_grid()
+                first = Hbuf.clone()
+                Hbuf.fill_(float("nan"))
+                k.launch()
+                torch.cuda.synchronize()
+                if not torch.equal(Hbuf.view(torch.int16), first.view(torch.int16)):
+                    fail(f"{name} M={M}: k.launch() without a grid differs from the launch on {grid}")
 
             if M != Ms[0]:
                 continue

@@ -4,7 +4,13 @@ PL_WARPS(x_main, 1);
 PL_PARTIAL_BYTES(x_main, 8192);
 PL_COMPONENT(x_main) {
   pl::Unit u;
-  unsigned s = 0;
-  for (unsigned i = 0; pl::unit_at(ctx, i, u); ++i) s += u.k_end - u.k_begin;
-  if (threadIdx.x == 0) *ctx.ptr<unsigned>(1) = s;
+  float s = 0.f;
+  for (unsigned i = 0; pl::unit_at(ctx, i, u); ++i) {
+    s += float(u.k_end - u.k_begin);
+    for (unsigned b = u.peer_begin; b < u.peer_end; ++b) {
+      if (threadIdx.x == 0) pl::partials_wait(ctx, b);
+      s += __ldcg(pl::partials<const float>(ctx, b) + threadIdx.x);
+    }
+  }
+  if (threadIdx.x == 0) *ctx.ptr<float>(1) = s;
 }
