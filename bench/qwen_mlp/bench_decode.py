@@ -46,7 +46,7 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 import bench as B  # noqa: E402
 import pipelink  # noqa: E402
-from bench_torch import configure, swiglu  # noqa: E402
+from bench_torch import add_torch_baselines, configure, poisoned_check, swiglu  # noqa: E402
 
 HID, INTER = 5120, 25600
 GU_N = 2 * INTER
@@ -128,25 +128,10 @@ def main() -> int:
             outs[name] = out
             refs[name] = (H32, RTOL_H) if fused else (GU32, RTOL_GU)
             cont[name] = (lambda k=k, g=g: k.launch(g))
-        GU = torch.empty(M, GU_N, dtype=torch.bfloat16, device=dev)
-        hold = {}
-        cont["torch.mm"] = lambda: torch.mm(X, W.t(), out=GU)
-        refs["torch.mm"] = (GU32, RTOL_GU)
-        outs["torch.mm"] = GU
-
-        def pair():
-            torch.mm(X, W.t(), out=GU)
-            hold["h"] = compiled(GU)
-        cont["torch.mm+swiglu-compiled"] = pair
-        refs["torch.mm+swiglu-compiled"] = (H32, RTOL_H)
+        hold = add_torch_baselines(cont, outs, refs, X, W, GU32, H32, compiled, RTOL_GU, RTOL_H)
         checks = {}
         for name, fn in cont.items():
-            if name in outs:
-                outs[name].fill_(float("nan"))
-            fn()
-            torch.cuda.synchronize()
-            ref, rtol = refs[name]
-            checks[name] = B.tol_check(outs[name] if name in outs else hold["h"], ref, ATOL, rtol)
+            checks[name], _ = poisoned_check(name, fn, outs, refs, hold, ATOL)
             all_ok &= checks[name]["ok"]
             print(f"  M={M} {name}: {B.tol_line(checks[name])}", flush=True)
         del GU32, H32

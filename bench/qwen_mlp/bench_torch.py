@@ -97,6 +97,36 @@ def select(ks, kind: str, M: int, sms: int) -> str:
     return best
 
 
+def add_torch_baselines(cont, outs, refs, X, W, GU32, H32, compiled, rtol_gu: float, rtol_h: float):
+    """Registers torch.mm (cuBLAS) and torch.mm + the compiled SwiGLU as contenders (cont: name ->
+    launch; outs: name -> output tensor; refs: name -> (reference, rtol)). Returns `hold`, whose
+    "h" is the pair's latest output (the compiled SwiGLU allocates it)."""
+    GU = torch.empty(X.shape[0], W.shape[0], dtype=torch.bfloat16, device=X.device)
+    hold = {}
+    cont["torch.mm"] = lambda: torch.mm(X, W.t(), out=GU)
+    refs["torch.mm"] = (GU32, rtol_gu)
+    outs["torch.mm"] = GU
+
+    def pair():
+        torch.mm(X, W.t(), out=GU)
+        hold["h"] = compiled(GU)
+    cont["torch.mm+swiglu-compiled"] = pair
+    refs["torch.mm+swiglu-compiled"] = (H32, rtol_h)
+    return hold
+
+
+def poisoned_check(name, fn, outs, refs, hold, atol: float):
+    """Runs contender `name` once on a NaN-poisoned output and checks it per element against its
+    reference (refs[name] = (ref, rtol)); returns (the check, the output tensor)."""
+    if name in outs:
+        outs[name].fill_(float("nan"))
+    fn()
+    torch.cuda.synchronize()
+    out = outs[name] if name in outs else hold["h"]
+    ref, rtol = refs[name]
+    return B.tol_check(out, ref, atol, rtol), out
+
+
 def configure(k, fused: bool, X, W, out, M: int, sms: int, panels: bool = False) -> int:
     """Sets the kernel's params for M (out: H [M, I] for fused, GU [M, 2I] for gemm); returns the grid.
     panels: the kernel stores its tile as four 64-column panels in the 128B swizzle (gemm_sw)."""
