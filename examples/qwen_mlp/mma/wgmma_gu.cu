@@ -21,8 +21,6 @@
 //   contract_narrow.toml  tile 128 x 80, -DGU_TILE_N=80: 320 column tiles, M = 256 in 4.85 waves
 //   contract_small.toml   tile 64 x 104, one warpgroup, -DGU_TILE_N=104 -DGU_SPLIT_N=1
 //                         -DGU_INSTANCES=1: decode-sized M, where the weight stream is the cost
-//   contract_small32.toml tile 64 x 32, one warpgroup, -DGU_TILE_N=32 -DGU_SPLIT_N=1
-//                         -DGU_INSTANCES=1: 64 W rows per tile (800 tiles), a 13-stage ring
 //   contract_small64.toml tile 64 x 64, one warpgroup, -DGU_TILE_N=64 -DGU_SPLIT_N=1
 //                         -DGU_INSTANCES=1: the Llama-1B gate/up (N = 8192) in 128 tiles, one
 //                         wave on 132 SMs (64 x 104 gives 79)
@@ -110,8 +108,6 @@ __device__ __forceinline__ void mma_step(float (&d)[kAcc], unsigned long long da
   wgmma_m64n80k16(d, da, db, scale_d);
 #elif (GU_TILE_N == 64 && GU_SPLIT_N && GU_INSTANCES == 1) || (GU_TILE_N == 128 && GU_SPLIT_N && GU_INSTANCES == 2)
   wgmma_m64n64k16(d, da, db, scale_d);
-#elif GU_TILE_N == 32 && GU_SPLIT_N && GU_INSTANCES == 1
-  wgmma_m64n32k16(d, da, db, scale_d);
 #else
 #error "generate the wgmma wrapper for this tile (gen_wgmma.py) and add it here"
 #endif
