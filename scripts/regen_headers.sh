@@ -26,6 +26,7 @@ HEADERS=(
   "$E/qwen_mlp/swiglu/swiglu_epilogue_sw.contract.h|$E/qwen_mlp/swiglu/contract_sw.toml"
   "$E/moe/activation/moe_swiglu_sw.contract.h|$E/moe/activation/contract_sw.toml"
   "$E/qwen_mlp/swiglu/swiglu_epilogue.contract.h|$E/qwen_mlp/swiglu/contract.toml"
+  "$E/qwen_mlp/swiglu/swiglu_epilogue_r16.contract.h|$E/qwen_mlp/swiglu/contract_r16.toml"
   "$E/moe/activation/moe_swiglu.contract.h|$E/moe/activation/contract.toml"
   "$E/moe/combine/moe_combine.contract.h|$E/moe/combine/contract.toml"
   "$E/moe/dispatch/moe_a_loader.contract.h|$E/moe/dispatch/a_loader.toml $E/moe/dispatch/a_loader64.toml"

@@ -29,7 +29,8 @@ K=$S/k/qwen_mlp
 qargs=()
 for k in fused fused_control fused_medium fused_medium_control fused_narrow fused_narrow_control fused_small fused_small_control \
          gemm gemm_control gemm_medium gemm_medium_control gemm_narrow gemm_narrow_control gemm_small gemm_small_control \
-         fused_sw fused_sw_control gemm_sw gemm_sw_control fused_sw_splitk gemm_sw_splitk; do
+         fused_sw fused_sw_control gemm_sw gemm_sw_control fused_sw_splitk gemm_sw_splitk \
+         fused_small16 fused_small16_control gemm_small16 gemm_small16_control; do
   qargs+=("--${k//_/-}" "$K/$k.cubin" "$K/$k.map")
 done
 MS=${MS:-16,128,1024,2048,4096,8192}

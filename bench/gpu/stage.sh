@@ -12,7 +12,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 rm -rf "$D"
 mkdir -p "$D/bin" "$D/k/qwen_mlp" "$D/k/moe" "$D/py" "$D/src/bench"
 cp "$B"/bench/{bench_qwen_mlp,bench_moe,bench_lvc,bench_util.cubin,swiglu.cubin,lvc_util.cubin} "$D/bin/"
-for k in fused fused_medium fused_narrow fused_small gemm gemm_medium gemm_narrow gemm_small fused_sw gemm_sw fused_sw_splitk gemm_sw_splitk; do
+for k in fused fused_medium fused_narrow fused_small gemm gemm_medium gemm_narrow gemm_small fused_sw gemm_sw fused_sw_splitk gemm_sw_splitk \
+         fused_small16 gemm_small16; do
   for s in "" _control; do cp "$B/examples/qwen_mlp/$k$s".{cubin,map} "$D/k/qwen_mlp/"; done
 done
 # session 10: the work-unit objects under every schedule (bench_streamk.py; no controls)

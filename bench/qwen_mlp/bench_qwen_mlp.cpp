@@ -131,7 +131,8 @@ void configure_kernel(TestKernel& k, unsigned M, CUdeviceptr X, CUdeviceptr W, C
   const CUtensorMap x_map = make_map(X, M, kHidden, k.tile_m, 64, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
   const CUtensorMap w_map = make_map(W, kGateUp, kHidden, k.tile_n, 64, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
   const CUtensorMap out_map =
-      k.fused ? make_map(out, M, kInter, 64, k.tile_n, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE)
+      k.fused ? make_map(out, M, kInter, std::min(64u, k.tile_m), k.tile_n, CU_TENSOR_MAP_SWIZZLE_NONE,  // the SwiGLU's out rows
+                         CU_TENSOR_MAP_L2_PROMOTION_NONE)
       : k.panels ? make_map(out, M, kGateUp, k.tile_m, 64, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE)
               : make_map(out, M, kGateUp, k.tile_m, 2 * k.tile_n, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE);
   must(k.mod.set_tensormap("x_map", x_map), k.label);
@@ -462,8 +463,9 @@ constexpr const char* kVariants[] = {"fused", "fused-control", "fused-medium", "
                                      "fused-narrow-control", "fused-small", "fused-small-control", "gemm", "gemm-control",
                                      "gemm-medium", "gemm-medium-control", "gemm-narrow", "gemm-narrow-control", "gemm-small",
                                      "gemm-small-control", "fused-sw", "fused-sw-control", "gemm-sw", "gemm-sw-control",
-                                     "fused-sw-splitk", "gemm-sw-splitk"};
-constexpr int kNumVariants = 22;
+                                     "fused-sw-splitk", "gemm-sw-splitk", "fused-small16", "fused-small16-control",
+                                     "gemm-small16", "gemm-small16-control"};
+constexpr int kNumVariants = 26;
 
 constexpr char kUsage[] =
     "usage: bench_qwen_mlp [--VARIANT CUBIN MAP]... [--M 16,128,1024,2048,4096,8192] [--rounds 20] [--algos 32]\n"
@@ -673,7 +675,13 @@ int main(int argc, char** argv) {
     // compute-bound) the panel kernel linked with --tile-schedule split-k (*-sw-splitk), whose
     // partial last wave no longer idles (2.4-4.1% faster than *-sw at M = 1024 / 2048 in the run
     // that first timed it, level at 4096 / 8192).
+    // Session 11, fixed before the run that measured it: at M <= 16 the 16-row decode tile
+    // (*-small16: X slices of 16 rows, a 7-stage ring; fused 1.3-1.6% faster than *-small at
+    // M = 1, 8, 16 in bench_decode.py, results/qwen_s11/dec11).
     auto select = [&](const std::string& kind) {
+      if (M <= 16)
+        for (const auto& k : kernels)
+          if (k->label == kind + "-small16") return k->label;
       if (M >= 1024)
         for (const auto& k : kernels)
           if (k->label == kind + "-sw-splitk") return k->label;
@@ -687,7 +695,7 @@ int main(int argc, char** argv) {
       unsigned best_n = 0;
       for (const auto& k : kernels) {
         if (k->panels || k->label.find("control") != std::string::npos || k->label.rfind(kind, 0) != 0) continue;
-        if ((k->tile_m < 128) != (M <= 64)) continue;
+        if ((k->tile_m < 128) != (M <= 64) || k->tile_m < 64) continue;  // the 16-row tile only by the rule above
         const double tiles = double((M + k->tile_m - 1) / k->tile_m) * double((kInter + k->tile_n - 1) / k->tile_n);
         const double cost = std::ceil(tiles / sms) * k->tile_m * k->tile_n;
         if (pick.empty() || cost < best_cost || (cost == best_cost && k->tile_n > best_n)) pick = k->label, best_cost = cost, best_n = k->tile_n;

@@ -42,7 +42,8 @@ VARIANTS = ["fused", "fused_medium", "fused_narrow", "fused_small", "gemm", "gem
 # Timed beside the selected kernels where present, not selected: gemm_sw, the 128 x 128 GEMM whose
 # accumulator stage is four 128-byte-swizzled 64-column panels (no bank conflicts on its stores).
 EXTRA = ["gemm_sw", "fused_sw", "gemm_cluster_sw", "fused_cluster_sw", "gemm_sw_pair", "fused_sw_pair", "gemm_sw_splitk",
-         "fused_sw_splitk"]
+         "fused_sw_splitk", "gemm_small16", "fused_small16"]
+# gemm_small16 / fused_small16 (session 11): the 16-row decode tile, selected at M <= 16.
 # gemm_sw_splitk / fused_sw_splitk (session 10): the panel kernels' objects built to walk work units,
 # linked with --tile-schedule split-k: the partial last wave's tiles cut into equal k pieces.
 # gemm_sw_pair / fused_sw_pair: the panel kernels with one m64n256k16 per k16 step (A read once).
@@ -73,6 +74,10 @@ def select(ks, kind: str, M: int, sms: int) -> str:
     (<kind>_sw) wherever its last wave wastes at most 5% of its rounds (ceil(w) / w - 1 <= 0.05,
     w = tiles / SMs)."""
     sw = kind + "_sw"
+    # Session 11, fixed before the run that measured it: at M <= 16 the 16-row decode tile
+    # (<kind>_small16; fused 1.3-1.6% faster than _small at M = 1, 8, 16, results/qwen_s11/dec11).
+    if M <= 16 and kind + "_small16" in ks:
+        return kind + "_small16"
     # Session 10, fixed before the run that measured it: at M >= 1024 (8 or more 128-row tiles:
     # compute-bound) the panel kernel linked with --tile-schedule split-k, whose partial last wave
     # no longer idles (C++ bench, 2026-11-30 23:4x UTC: 2.4-4.1% faster than the data-parallel one at
@@ -88,7 +93,7 @@ def select(ks, kind: str, M: int, sms: int) -> str:
         if not name.startswith(kind) or name in EXTRA:
             continue
         tm, tn = k.fact("tile_m"), k.fact("tile_n")
-        if (tm < 128) != (M <= 64):
+        if (tm < 128) != (M <= 64) or tm < 64:  # the 16-row tile only by the rule above
             continue
         tiles = math.ceil(M / tm) * math.ceil(INTER / tn)
         cost = math.ceil(tiles / sms) * tm * tn
@@ -134,7 +139,8 @@ def configure(k, fused: bool, X, W, out, M: int, sms: int, panels: bool = False)
     panels = panels and not fused  # fused_sw's store takes the SwiGLU's row-major stage
     x_map = pipelink.tensor_map(X, box=(tm, 64), swizzle="128B", l2_promotion="256B")
     w_map = pipelink.tensor_map(W, box=(tn, 64), swizzle="128B", l2_promotion="256B")
-    o_map = pipelink.tensor_map(out, box=(64, tn) if fused else (tm, 64) if panels else (tm, 2 * tn),
+    # the SwiGLU's "out" stages: 64 rows (16 for the 16-row decode tile, fused_small16)
+    o_map = pipelink.tensor_map(out, box=(min(64, tm), tn) if fused else (tm, 64) if panels else (tm, 2 * tn),
                                 swizzle="128B" if panels else "none", l2_promotion="none")
     k.set(x_map=x_map, w_map=w_map, out_map=o_map, K=HID, M=M, N=INTER, n_step=tn if fused else 2 * tn,
           b_stride=INTER if fused else tn)

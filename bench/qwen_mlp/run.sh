@@ -25,7 +25,8 @@ fi
 args=()
 for k in fused fused_control fused_medium fused_medium_control fused_narrow fused_narrow_control fused_small fused_small_control \
          gemm gemm_control gemm_medium gemm_medium_control gemm_narrow gemm_narrow_control gemm_small gemm_small_control \
-         fused_sw fused_sw_control gemm_sw gemm_sw_control fused_sw_splitk gemm_sw_splitk; do
+         fused_sw fused_sw_control gemm_sw gemm_sw_control fused_sw_splitk gemm_sw_splitk \
+         fused_small16 fused_small16_control gemm_small16 gemm_small16_control; do
   if [ -f "$K/$k.cubin" ] && [ -f "$K/$k.map" ]; then
     args+=("--${k//_/-}" "$K/$k.cubin" "$K/$k.map")
   elif [ -n "${REQUIRE_ALL:-}" ]; then

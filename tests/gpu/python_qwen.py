@@ -64,6 +64,9 @@ VARIANTS = {
                Q / "store/contract.toml"], [256, 1000]),
     "fused_small": ([Q / "loader/contract_small.toml", Q / "mma/contract_small.toml", Q / "swiglu/contract.toml",
                      Q / "store/contract.toml"], [64, 40]),
+    # the 16-row decode tile (session 11): X slices of 16 rows, 16-row SwiGLU out stages
+    "fused_small16": ([Q / "loader/contract_small16.toml", Q / "mma/contract_small16.toml", Q / "swiglu/contract_r16.toml",
+                       Q / "store/contract.toml"], [16, 5]),
     # the 128x128 tile whose accumulator stage is four 128B-swizzled panels (session 9)
     "fused_sw": ([Q / "loader/contract.toml", Q / "mma/contract_sw.toml", Q / "mma/contract_sw.toml", Q / "swiglu/contract_sw.toml",
                   Q / "store/contract.toml"], [256, 1000]),
@@ -144,7 +147,7 @@ def launch_params(k, X, W, H):
     return dict(
         x_map=pipelink.tensor_map(X, box=(tm, tk), swizzle="128B", l2_promotion="256B"),
         w_map=pipelink.tensor_map(W, box=(tn, tk), swizzle="128B", l2_promotion="256B"),
-        out_map=pipelink.tensor_map(H, box=(64, tn), swizzle="none", l2_promotion="none"),
+        out_map=pipelink.tensor_map(H, box=(min(64, tm), tn), swizzle="none", l2_promotion="none"),  # the SwiGLU's out rows
         K=K_HIDDEN, M=M, N=N_INTER, n_step=tn, b_stride=N_INTER)
 
 

@@ -21,6 +21,8 @@
 //   contract_narrow.toml  tile 128 x 80, -DGU_TILE_N=80: 320 column tiles, M = 256 in 4.85 waves
 //   contract_small.toml   tile 64 x 104, one warpgroup, -DGU_TILE_N=104 -DGU_SPLIT_N=1
 //                         -DGU_INSTANCES=1: decode-sized M, where the weight stream is the cost
+//   contract_small16.toml tile 16 x 104, one warpgroup, -DGU_TILE_N=104 -DGU_SPLIT_N=1
+//                         -DGU_INSTANCES=1 -DGU_TILE_M=16: decode batches of up to 16 rows
 //   contract_small64.toml tile 64 x 64, one warpgroup, -DGU_TILE_N=64 -DGU_SPLIT_N=1
 //                         -DGU_INSTANCES=1: the Llama-1B gate/up (N = 8192) in 128 tiles, one
 //                         wave on 132 SMs (64 x 104 gives 79)
@@ -84,13 +86,23 @@
 #endif
 static_assert(!(GU_UNITS && GU_INFLIGHT), "GU_UNITS with GU_INFLIGHT: the in-flight release would start at k_begin 0");
 
+// -DGU_TILE_M=16 (contract_small16.toml; the one-warpgroup small-M tile only): the tile has 16 rows
+// of X (a 2 KB A slice per stage, the TMA box as tall as a decode batch, no zero-filled rows). The
+// m64 wgmma still reads 64 rows from the A slice's address: rows 16-63 are the first bytes of the
+// stage's B slice, and the accumulator rows they produce are never stored.
+#ifndef GU_TILE_M
+#define GU_TILE_M 0
+#endif
+static_assert(GU_TILE_M == 0 || (GU_TILE_M == 16 && GU_SPLIT_N && GU_INSTANCES == 1 && !GU_ACC_PANELS && !GU_UNITS),
+              "GU_TILE_M=16: the one-warpgroup small-M tile, row-major acc stage, whole tiles");
+
 namespace wgmma_gu {
 constexpr unsigned kInstances = GU_INSTANCES;
 constexpr bool kSplitN = GU_SPLIT_N != 0;
-constexpr unsigned kTileM = kSplitN ? 64 : 128, kTileN = GU_TILE_N, kTileK = 64;
+constexpr unsigned kTileM = GU_TILE_M ? GU_TILE_M : kSplitN ? 64 : 128, kTileN = GU_TILE_N, kTileK = 64;
 constexpr unsigned kCols = kSplitN ? kTileN / kInstances : kTileN;  // columns per block per warpgroup
 constexpr unsigned kAcc = kCols / 2;  // f32 accumulator registers per thread per block
-static_assert(kTileM == (kSplitN ? 64u : 64u * kInstances), "64 rows per warpgroup");
+static_assert(GU_TILE_M || kTileM == (kSplitN ? 64u : 64u * kInstances), "64 rows per warpgroup");
 static_assert(kTileK * 2 == 128, "K slices are 128 bytes: one 128-byte swizzle row");
 static_assert(!GU_PAIR || (kTileN == 128 && !kSplitN), "GU_PAIR: the 128 x 128 tile split by rows");
 
@@ -287,6 +299,7 @@ PL_COMPONENT(wgmma_gu_main) {
       const unsigned col = col0 + 8u * j + 2u * (lane & 3u);
 #pragma unroll
       for (unsigned h = 0; h < 2; ++h) {
+        if (GU_TILE_M && r + 8u * h >= kTileM) continue;  // a row past the 16-row tile: not in the stage
         unsigned* g = reinterpret_cast<unsigned*>(stage + (r + 8u * h) * row_bytes + col * 2u);
         unsigned* u = reinterpret_cast<unsigned*>(stage + (r + 8u * h) * row_bytes + (kTileN + col) * 2u);
         *g = pack_bf16(gate[4 * j + 2 * h], gate[4 * j + 2 * h + 1]);

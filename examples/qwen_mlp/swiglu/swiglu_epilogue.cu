@@ -13,8 +13,15 @@
 #ifndef SWIGLU_PANELS
 #define SWIGLU_PANELS 0
 #endif
+// With -DSWIGLU_ROWS16=1 (contract_r16.toml, header swiglu_epilogue_r16.contract.h) the "out" stages
+// have 16 rows, for the 16-row decode tile (tile_m = 16).
+#ifndef SWIGLU_ROWS16
+#define SWIGLU_ROWS16 0
+#endif
 #if SWIGLU_PANELS
 #include "swiglu_epilogue_sw.contract.h"  // pipelink header contract_sw.toml
+#elif SWIGLU_ROWS16
+#include "swiglu_epilogue_r16.contract.h"  // pipelink header contract_r16.toml
 #else
 #include "swiglu_epilogue.contract.h"  // pipelink header contract.toml: names, pipe operations, records
 #endif
