@@ -227,39 +227,50 @@ void check_units(LinkContext& ctx, const Contract& c, const std::string& object,
 }
 
 // Split tiles' partials: the one component whose contract declares [tiles] partial_bytes sums
-// them. pl::partials and partials_publish name pl_partials_marker, pl::partials_wait
-// pl_partials_wait_marker, in empty asm statements (no instruction survives ptxas), so the calls
-// are visible in the component's code wherever they were inlined. Code that declares
-// partial_bytes must read its peers' partials (call partials_wait: a split tile would otherwise be
-// emitted with only its own k slices); code that uses the workspace under a contract without
-// partial_bytes writes where the link allotted it nothing (the workspace is sized from the
-// contracts' partial_bytes).
+// them. pl::partials, partials_publish and the link's pl_partials / pl_partials_flag name
+// pl_partials_marker, pl::partials_wait pl_partials_wait_marker, pl::partials_consumed
+// pl_partials_consumed_marker, in empty asm statements (no instruction survives ptxas), so every
+// path to the workspace is visible in the component's code wherever it was inlined.
+//   - Code that uses the workspace under a contract without partial_bytes writes where the link
+//     allotted it nothing (the workspace is sized from the contracts' partial_bytes); under
+//     data-parallel the link's functions return null. Checked in every link with work units:
+//     whatever survives the probe's link-time optimisation is live.
+//   - Under a split schedule the owner must wait for its peers' partials (pl::partials_wait: a split
+//     tile would otherwise be emitted with only its own k slices) and clear their flags
+//     (pl::partials_consumed: the next launch would otherwise sum stale partials). Under
+//     data-parallel no unit has peers and that code is dead, so it is not asked for there. An owner
+//     that waits with its own loop, or through a function pointer, is refused: use the helpers.
 void check_partials(LinkContext& ctx, const Contract& c, const std::string& object,
-                    const std::map<std::string, std::vector<std::string>>& fns, const std::string& root) {
+                    const std::map<std::string, std::vector<std::string>>& fns, const std::string& root, bool split) {
   int indirect = 0;
-  bool uses = false, waits = false;
-  static const std::regex direct(R"(\bpl_partials(_flag)?\b)");  // a direct call of the link's functions
+  bool uses = false, waits = false, consumes = false;
+  static const std::regex direct(R"(\bpl_partials(_flag)?\b)");  // an unresolved call of the link's functions
   for (const std::string& f : closure(fns, root, indirect)) {
     auto it = fns.find(f);
     if (it == fns.end()) continue;
     for (const std::string& st : statements(it->second)) {
       if (st.find("pl_partials_wait_marker") != std::string::npos) waits = uses = true;
+      else if (st.find("pl_partials_consumed_marker") != std::string::npos) consumes = uses = true;
       else if (st.find("pl_partials_marker") != std::string::npos || std::regex_search(st, direct)) uses = true;
     }
   }
   const bool declares = c.tiles.present && c.tiles.has_partials;
   if (uses && !declares)
     ctx.diags.error("conformance", "component '" + c.name + "': its code (object '" + object + "') uses the split tiles' partials "
-                                   "workspace (pl::partials, partials_publish or partials_wait), but its contract declares no "
-                                   "[tiles] partial_bytes: the workspace holds no slot for it",
+                                   "workspace (pl::partials, partials_publish, partials_wait, partials_consumed or the link's "
+                                   "pl_partials functions), but its "
+                                   "contract declares no [tiles] partial_bytes: the workspace holds no slot for it",
                     c.tiles.present ? c.tiles.loc : c.loc)
         .notes.push_back("only the component that holds a tile's accumulators and sums a split tile uses the workspace; it "
                          "declares partial_bytes (docs/contracts.md, \"Tile schedules\")");
-  else if (declares && !waits)
+  else if (split && declares && !(waits && consumes)) {
+    std::string missing = !waits ? "never waits for its peers' partials (pl::partials_wait)" : "";
+    if (!consumes) missing += std::string(missing.empty() ? "" : " and ") + "never clears their flags (pl::partials_consumed)";
     ctx.diags.error("conformance", "component '" + c.name + "' declares [tiles] partial_bytes (it sums a split tile's partials), "
-                                   "but its code (object '" + object + "') never waits for its peers' partials (pl::partials_wait): "
-                                   "under split-k or stream-k a split tile would be emitted with only its own k slices",
+                                   "but its code (object '" + object + "') " + missing + ": under split-k or stream-k a split "
+                                   "tile would be emitted " + (!waits ? "with only its own k slices" : "once, then summed from stale partials on the next launch"),
                     c.tiles.partial_loc);
+  }
 }
 
 // One instruction as a note shows it: trimmed, runs of blanks as one space.
@@ -938,9 +949,7 @@ void conform(LinkContext& ctx, const std::vector<Input>& inputs) {
     const bool scanned = fns.count(root) > 0;
     if (scanned) scan_code(ctx, c, object, fns, root, static_shared_vars(ptx));
     if (scanned) check_units(ctx, c, object, fns, root);
-    // Only a split schedule keeps the partials' code: under data-parallel no unit has peers, and the
-    // probe's link-time optimisation removes it (nothing to check, and nothing that could go wrong).
-    if (scanned && ctx.stream_k) check_partials(ctx, c, object, fns, root);
+    if (scanned) check_partials(ctx, c, object, fns, root, ctx.stream_k);
     std::string line = printable(c.name) + ": ";
     int n = 0;
     std::string list;

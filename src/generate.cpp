@@ -153,8 +153,12 @@ void emit_units_data_parallel(const LinkContext& ctx, std::ostringstream& o) {
     << "  u->k_begin = 0u;\n  u->k_end = " << k_slices(ctx) << ";\n"
     << "  u->peer_begin = u->peer_end = 0u;\n  u->emit = true;\n  return true;\n}\n"
     << "// no tile is split: no partials (a component's calls are never reached)\n"
-    << "extern \"C\" __device__ unsigned char* pl_partials(const pl::Args*, unsigned, unsigned) { return nullptr; }\n"
-    << "extern \"C\" __device__ unsigned* pl_partials_flag(const pl::Args*, unsigned, unsigned) { return nullptr; }\n\n";
+    << "extern \"C\" __device__ unsigned char* pl_partials(const pl::Args*, unsigned, unsigned) {\n"
+    << "  asm volatile(\"// pl_partials %0\" ::\"l\"(&pl_partials_marker));  // conformance: who uses the workspace\n"
+    << "  return nullptr;\n}\n"
+    << "extern \"C\" __device__ unsigned* pl_partials_flag(const pl::Args*, unsigned, unsigned) {\n"
+    << "  asm volatile(\"// pl_partials_flag %0\" ::\"l\"(&pl_partials_marker));\n"
+    << "  return nullptr;\n}\n\n";
 }
 
 // Stream-k (--tile-schedule stream-k; check_schedule: one-block link, every pipe that moves stages
@@ -270,9 +274,11 @@ void emit_stream_k(LinkContext& ctx, std::ostringstream& o) {
     << "// the workspace (pipelink::Module allocates grid x " << ctx.workspace_stride << " bytes, zeroed once): block b's record holds "
     << ctx.partial_instances << " partial(s) of " << ctx.partial_bytes << " bytes, then a 128-byte line of flags\n"
     << "extern \"C\" __device__ unsigned char* pl_partials(const pl::Args* args, unsigned block, unsigned instance) {\n"
+    << "  asm volatile(\"// pl_partials %0\" ::\"l\"(&pl_partials_marker));  // conformance: who uses the workspace\n"
     << "  return (unsigned char*)args->word[" << ctx.workspace_slot << "] + (unsigned long long)block * " << ctx.workspace_stride
     << "ull + instance * " << ctx.partial_bytes << "ull;\n}\n"
     << "extern \"C\" __device__ unsigned* pl_partials_flag(const pl::Args* args, unsigned block, unsigned instance) {\n"
+    << "  asm volatile(\"// pl_partials_flag %0\" ::\"l\"(&pl_partials_marker));\n"
     << "  return (unsigned*)((unsigned char*)args->word[" << ctx.workspace_slot << "] + (unsigned long long)block * "
     << ctx.workspace_stride << "ull + " << ctx.workspace_stride - 128 << "ull) + instance;\n}\n\n";
 }
@@ -394,7 +400,8 @@ void generate(LinkContext& ctx) {
   if (ctx.k_walk)
     o << "extern \"C\" __device__ unsigned pl_units_marker = 0u;  // named by pl::unit_at (conformance), never read\n"
       << "extern \"C\" __device__ unsigned pl_partials_marker = 0u;  // named by pl::partials, partials_publish (conformance)\n"
-      << "extern \"C\" __device__ unsigned pl_partials_wait_marker = 0u;  // named by pl::partials_wait (conformance)\n";
+      << "extern \"C\" __device__ unsigned pl_partials_wait_marker = 0u;  // named by pl::partials_wait (conformance)\n"
+      << "extern \"C\" __device__ unsigned pl_partials_consumed_marker = 0u;  // named by pl::partials_consumed (conformance)\n";
   if (ctx.stream_k && ctx.tiles) {
     emit_stream_k(ctx, o);
   } else {

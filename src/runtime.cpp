@@ -69,11 +69,21 @@ Status Module::load(const std::string& cubin_path, const std::string& map_path) 
   if (mod_) cuModuleUnload(mod_);
   mod_ = nullptr;
   fn_ = nullptr;
+  kernel_.clear();
+  threads_ = smem_ = 0;
   resident_blocks_ = 0;
   grid_blocks_ = 0;
   params_.clear();
   facts_.clear();
   pipes_.clear();
+  abort_ = 0;  // the old module's pl_abort: gone with it
+  if (report_) cuMemFreeHost(const_cast<unsigned*>(report_));
+  report_ = nullptr;
+  if (workspace_) cuMemFree(workspace_);
+  workspace_ = 0;
+  workspace_bytes_ = 0;
+  workspace_stride_ = 0;
+  has_tiles_ = false;
   std::ifstream mf(map_path);
   if (!mf) return Status::error("cannot open map '" + map_path + "'");
   bool in_facts = false, in_pipes = false;
@@ -323,7 +333,8 @@ Status Module::persistent_grid(unsigned& grid, CUstream stream) const {
     return Status::error("persistent_grid: no block of this kernel (" + std::to_string(threads_) + " threads, " + std::to_string(smem_) +
                          " bytes of shared memory) fits on an SM of this GPU");
   if (workspace_stride_) {
-    grid = resident_blocks_;  // a split schedule: every block resident at once (they wait for each other)
+    // a split schedule: the blocks the link was allocated to keep resident (they wait for each other)
+    grid = static_cast<unsigned>(persistent_grid_for(0, grid_blocks_, GridKind::Split));
     return {};
   }
   unsigned long long tiles = 0;

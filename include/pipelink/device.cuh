@@ -136,12 +136,14 @@ __device__ __forceinline__ bool unit_at(const Ctx& ctx, unsigned i, Unit& u) {
   asm volatile("// pl::unit_at %0" ::"l"(&pl_units_marker));
   return pl_unit_at(ctx.args, i, &u);
 }
-// Defined by a link whose contracts declare k_extent; never read. The partials functions below name
-// them in empty asm statements, so PipeLink's conformance check sees which code uses the workspace
-// (only the component declaring [tiles] partial_bytes may) and that it reads its peers' partials
-// (pl::partials_wait: it must).
+// Defined by a link whose contracts declare k_extent; never read. The partials functions below (and
+// the link's pl_partials / pl_partials_flag themselves) name them in empty asm statements, so
+// PipeLink's conformance check sees which code uses the workspace (only the component declaring
+// [tiles] partial_bytes may) and that it waits for its peers' partials and clears their flags
+// (pl::partials_wait, pl::partials_consumed: it must).
 extern "C" __device__ unsigned pl_partials_marker;
 extern "C" __device__ unsigned pl_partials_wait_marker;
+extern "C" __device__ unsigned pl_partials_consumed_marker;
 // This instance's partial slot in block `block`'s record (16-byte aligned; read another block's
 // with ld.global.cg, e.g. __ldcg, after partials_wait: it was written from another SM).
 template <class T> __device__ __forceinline__ T* partials(const Ctx& ctx, unsigned block) {
@@ -257,6 +259,7 @@ __device__ __forceinline__ void partials_wait(const Ctx& ctx, unsigned block) {
 // One thread, after every thread of the instance read block `block`'s partial (synchronised): the
 // slot's flag is cleared for the next launch (each slot is read once per launch).
 __device__ __forceinline__ void partials_consumed(const Ctx& ctx, unsigned block) {
+  asm volatile("// pl::partials_consumed %0" ::"l"(&pl_partials_consumed_marker));
   unsigned* f = pl_partials_flag(ctx.args, block, ctx.slots->instance);
   asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(f), "r"(0u) : "memory");
 }

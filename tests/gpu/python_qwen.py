@@ -66,7 +66,7 @@ VARIANTS = {
                      Q / "store/contract.toml"], [64, 40]),
     # the 16-row decode tile (session 11): X slices of 16 rows, 16-row SwiGLU out stages
     "fused_small16": ([Q / "loader/contract_small16.toml", Q / "mma/contract_small16.toml", Q / "swiglu/contract_r16.toml",
-                       Q / "store/contract.toml"], [16, 5]),
+                       Q / "store/contract.toml"], [16, 5, 40]),
     # the 128x128 tile whose accumulator stage is four 128B-swizzled panels (session 9)
     "fused_sw": ([Q / "loader/contract.toml", Q / "mma/contract_sw.toml", Q / "mma/contract_sw.toml", Q / "swiglu/contract_sw.toml",
                   Q / "store/contract.toml"], [256, 1000]),

@@ -164,6 +164,10 @@ PL_COMPONENT(wgmma_gu_main) {
   const unsigned col0 = kSplitN ? ctx.slots->instance * kCols : 0u;
 
   C::In_ab ab(ctx);
+#if defined(PL_CHECKED) && GU_TILE_M
+  // The m64 wgmma reads 64 rows (8 KB) from the 16-row X slice's address: they must lie in the stage.
+  if (ab.pipe.p->tensor[C::In_ab::tensor::a::index] + 64u * 128u > ab.pipe.p->stage_bytes) asm volatile("trap;");
+#endif
 #if GU_INFLIGHT
   C::In_ab done(ctx);  // one stage behind ab: the stage whose wgmma group has completed
 #endif

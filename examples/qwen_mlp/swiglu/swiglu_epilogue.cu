@@ -2,8 +2,8 @@
 //
 // Consumer of the "acc" pipe (one bf16 tile [tile_m x 2 tile_n]: gate in columns [0, tile_n),
 // up in [tile_n, 2 tile_n)), producer of the "out" pipe (bf16 [64 x tile_n] stages, two per
-// tile_m = 128 tile). For each element h = silu(g) * u = g / (1 + e^-g) * u in fp32, rounded to
-// bf16: the same arithmetic as a SwiGLU applied to a bf16 GEMM output. 16-byte shared loads and
+// tile_m = 128 tile; [16 x tile_n] with SWIGLU_ROWS16). For each element h = silu(g) * u =
+// g / (1 + e^-g) * u in fp32, rounded to bf16: the same arithmetic as a SwiGLU applied to a bf16 GEMM output. 16-byte shared loads and
 // stores, consecutive threads on consecutive 16-byte chunks of a row. Rows at or past M (padding
 // of a partial tile, which the store clips anyway) are skipped.
 //

@@ -14,7 +14,10 @@ PL_COMPONENT(x_main) {
     }
     for (unsigned b = u.peer_begin; b < u.peer_end; ++b) {
       if (threadIdx.x == 0) pl::partials_wait(ctx, b);
+      __syncwarp();
       s += __ldcg(pl::partials<const float>(ctx, b) + threadIdx.x);
+      __syncwarp();
+      if (threadIdx.x == 0) pl::partials_consumed(ctx, b);
     }
     if (threadIdx.x == 0) ctx.ptr<float>(1)[u.tile.linear] = s;
   }
