@@ -221,17 +221,10 @@ Status Module::load(const std::string& cubin_path, const std::string& map_path) 
     return Status::error(cu_error(r, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)"));
   if (blocks_per_sm_ > 1) {
     // The link was allocated so that blocks_per_sm blocks share an SM (--blocks-per-sm): ask for the
-    // largest shared-memory carveout and check that the driver does fit them.
+    // largest shared-memory carveout (the occupancy below checks that the driver does fit them).
     if (CUresult r = cuFuncSetAttribute(fn_, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, CU_SHAREDMEM_CARVEOUT_MAX_SHARED);
         r != CUDA_SUCCESS)
       return Status::error(cu_error(r, "cuFuncSetAttribute(PREFERRED_SHARED_MEMORY_CARVEOUT)"));
-    int fit = 0;
-    if (CUresult r = cuOccupancyMaxActiveBlocksPerMultiprocessor(&fit, fn_, static_cast<int>(threads_), smem_); r != CUDA_SUCCESS)
-      return Status::error(cu_error(r, "cuOccupancyMaxActiveBlocksPerMultiprocessor"));
-    if (fit < blocks_per_sm_)
-      return Status::error("cubin '" + cubin_path + "' was linked for " + std::to_string(blocks_per_sm_) +
-                           " blocks per SM (--blocks-per-sm), but the driver fits " + std::to_string(fit) + " of its blocks (" +
-                           std::to_string(threads_) + " threads, " + std::to_string(smem_) + " bytes of shared memory) on one SM");
   }
   if (nonportable_) {
     if (CUresult r = cuFuncSetAttribute(fn_, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1); r != CUDA_SUCCESS)
@@ -247,6 +240,10 @@ Status Module::load(const std::string& cubin_path, const std::string& map_path) 
       return Status::error(cu_error(r, "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)"));
     if (CUresult r = cuOccupancyMaxActiveBlocksPerMultiprocessor(&fit, fn_, static_cast<int>(threads_), smem_); r != CUDA_SUCCESS)
       return Status::error(cu_error(r, "cuOccupancyMaxActiveBlocksPerMultiprocessor"));
+    if (blocks_per_sm_ > 1 && fit < blocks_per_sm_)
+      return Status::error("cubin '" + cubin_path + "' was linked for " + std::to_string(blocks_per_sm_) +
+                           " blocks per SM (--blocks-per-sm), but the driver fits " + std::to_string(fit) + " of its blocks (" +
+                           std::to_string(threads_) + " threads, " + std::to_string(smem_) + " bytes of shared memory) on one SM");
     resident_blocks_ = static_cast<unsigned>(fit) * static_cast<unsigned>(sms);
     // The blocks persistent_grid spreads the tiles over: as many per SM as the link was allocated
     // for (--blocks-per-sm), even where the driver would fit more of a small block.
