@@ -336,7 +336,7 @@ void bind_ports(LinkContext& ctx) {
     Pipe& p = ctx.pipes[pi];
     int64_t data = 0;
     for (PipeTensor& t : p.tensors) {
-      int64_t a = t.swizzle == "128B" ? 1024 : 128;
+      int64_t a = swizzle_align(t.swizzle);
       data = align_up(data, a);
       t.offset = data;
       data += t.bytes();
@@ -437,13 +437,13 @@ void place_smem(LinkContext& ctx) {
   // Rings, then component regions, then the mbarrier block (always live: an mbarrier's bytes are
   // never shared with anything, see facebookexperimental/triton#462).
   for (const Pipe& p : ctx.pipes) {
-    bool swz = false;
-    for (const PipeTensor& t : p.tensors) swz |= t.swizzle == "128B";
+    int64_t align = 128;
+    for (const PipeTensor& t : p.tensors) align = std::max(align, swizzle_align(t.swizzle));
     SmemBlock b;
     b.name = "ring";
     b.owner = "pipe " + p.name;
     b.bytes = p.stage_bytes * p.stages;
-    b.align = swz ? 1024 : 128;
+    b.align = align;
     const std::vector<PipeEnd>& ends = p.producers.empty() ? p.consumers : p.producers;  // a transfer's pipe: its consumers
     if (!ends.empty()) b.loc = ctx.instances[ends.front().instance].contract->ports[ends.front().port].loc;
     blocks.push_back(b);

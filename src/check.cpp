@@ -72,17 +72,19 @@ std::optional<int64_t> tensor_bytes(int64_t rows, int64_t cols, int64_t elem, in
   return n;
 }
 
-// 128B swizzle permutes 16-byte chunks within each 128-byte line (and 8-line atoms): the
-// contiguous extent must be exactly one line.
+// A swizzle of S bytes (32B, 64B, 128B) permutes 16-byte chunks within each S-byte line (and
+// 8-line atoms): the contiguous extent must be exactly one line.
 void check_swizzle(LinkContext& ctx, const Contract& c, const PortDecl& p, const TensorDecl& t, int64_t rows, int64_t cols) {
-  if (t.swizzle != "128B") return;
+  const int need = swizzle_span(t.swizzle);
+  if (!need) return;
   const bool row = t.layout == "row";
   const int64_t span = (row ? cols : rows) * dtype_bytes(t.dtype);
-  if (span != 128)
-    ctx.diags.error("port-mismatch", "component '" + c.name + "': tensor '" + t.name + "' of port '" + p.name +
-                                         "' has 128B swizzle but its contiguous extent (" + (row ? "cols" : "rows") + " = " +
+  if (span != need)
+    ctx.diags.error("port-mismatch", "component '" + c.name + "': tensor '" + t.name + "' of port '" + p.name + "' has " + t.swizzle +
+                                         " swizzle but its contiguous extent (" + (row ? "cols" : "rows") + " = " +
                                          std::to_string(row ? cols : rows) + " x " + std::to_string(dtype_bytes(t.dtype)) +
-                                         " bytes) is " + std::to_string(span) + " bytes; 128B swizzle needs exactly 128", t.loc);
+                                         " bytes) is " + std::to_string(span) + " bytes; " + t.swizzle + " swizzle needs exactly " +
+                                         std::to_string(need), t.loc);
 }
 
 namespace {

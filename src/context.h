@@ -271,7 +271,12 @@ bool stages_ok(const PortDecl& p);  // 1..kMaxStages
 // A tensor's bytes, without overflow; nullopt when rows or cols is not positive or the product
 // exceeds `max`.
 std::optional<int64_t> tensor_bytes(int64_t rows, int64_t cols, int64_t elem, int64_t max);
-// Reports (port-mismatch) a 128B-swizzled tensor whose contiguous extent is not one 128-byte line.
+// A tensor's TMA / wgmma swizzle, "none", "32B", "64B" or "128B", as its span in bytes (0 for none):
+// the swizzle permutes 16-byte chunks within each span-byte line, in atoms of 8 lines.
+inline int swizzle_span(const std::string& s) { return s == "128B" ? 128 : s == "64B" ? 64 : s == "32B" ? 32 : 0; }
+// The shared-memory alignment a tensor needs: one 8-line swizzle atom (1024 / 512 / 256 bytes), else 128.
+inline int64_t swizzle_align(const std::string& s) { return swizzle_span(s) ? 8 * swizzle_span(s) : 128; }
+// Reports (port-mismatch) a swizzled tensor whose contiguous extent is not one swizzle line.
 void check_swizzle(LinkContext& ctx, const Contract& c, const PortDecl& p, const TensorDecl& t, int64_t rows, int64_t cols);
 int64_t arrivals_per_instance(Arrive a, unsigned warps);
 

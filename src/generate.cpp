@@ -10,6 +10,7 @@
 // Hands compile_link the unit in pieces (ctx.unit): the prelude the components link against
 // (everything up to the entry), the __global__ entry, and the launch manifest the prelude embeds.
 // Does not: compile anything (compile_link), or decide anything (allocate did).
+#include <set>
 #include <sstream>
 
 #include "context.h"
@@ -44,12 +45,13 @@ std::string device_name(const LinkContext& ctx, const std::string& n, bool& ok) 
   return "0";
 }
 
-// Byte offset of element (r, c) of a tensor view, as C++ (swizzle 128B: bits [4,7) ^= bits [7,10)).
+// Byte offset of element (r, c) of a tensor view, as C++ (swizzle 128B: bits [4,7) ^= bits [7,10);
+// 64B: bits [4,6) ^= bits [7,9); 32B: bit 4 ^= bit 7).
 std::string element_offset(const PipeTensor& t, const char* r, const char* c) {
   std::string idx = t.layout == "row" ? "(" + std::string(r) + " * " + std::to_string(t.cols) + "u + " + c + ")"
                                       : "(" + std::string(c) + " * " + std::to_string(t.rows) + "u + " + r + ")";
   std::string byte = idx + " * " + std::to_string(t.elem_bytes) + "u";
-  if (t.swizzle == "128B") return "pl_swz128(" + byte + ")";
+  if (const int s = swizzle_span(t.swizzle)) return "pl_swz" + std::to_string(s) + "(" + byte + ")";
   return byte;
 }
 
@@ -506,15 +508,18 @@ void generate(LinkContext& ctx) {
   if (ctx.k_walk) emit_units_data_parallel(ctx, o);
   }
 
-  bool swz = false;
+  // The swizzle helpers the transfers use (each emitted once, only if used: the generated code of
+  // links without such a transfer is unchanged).
+  std::set<int> spans;
   for (const Pipe& p : ctx.pipes)
-    if (p.transfer_to >= 0)
-      for (const PipeTensor& t : p.tensors) swz |= t.swizzle == "128B";
-  for (const Pipe& p : ctx.pipes)
-    if (p.transfer_to >= 0)
-      for (const PipeTensor& t : ctx.pipes[p.transfer_to].tensors) swz |= t.swizzle == "128B";
-  if (swz)
-    o << "static __device__ __forceinline__ unsigned pl_swz128(unsigned b) { return b ^ (((b >> 7) & 7u) << 4); }\n\n";
+    if (p.transfer_to >= 0) {
+      for (const PipeTensor& t : p.tensors) spans.insert(swizzle_span(t.swizzle));
+      for (const PipeTensor& t : ctx.pipes[p.transfer_to].tensors) spans.insert(swizzle_span(t.swizzle));
+    }
+  for (const int s : {128, 64, 32})
+    if (spans.count(s))
+      o << "static __device__ __forceinline__ unsigned pl_swz" << s << "(unsigned b) { return b ^ (((b >> 7) & " << (s / 16 - 1)
+        << "u) << 4); }\n\n";
   bool any_transfer = false;
   for (const Pipe& p : ctx.pipes) any_transfer |= p.transfer_to >= 0;
   if (any_transfer) o << kExprHelpers << "\n";

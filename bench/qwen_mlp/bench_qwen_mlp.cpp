@@ -44,6 +44,7 @@
 
 #include "../common/bench.h"
 #include "../common/gemm_baselines.h"
+#include <nvtx3/nvToolsExt.h>  // --profile: the NVTX range ncu filters on (header-only)
 
 namespace {
 
@@ -109,7 +110,10 @@ struct TestKernel {
   std::string cubin, map;
   pipelink::Module mod;
   unsigned tile_m = 0, tile_n = 0;
+  unsigned tile_k = 64;  // 64: X / W boxes in the 128-byte swizzle; 32: in the 64-byte swizzle (*-k32)
+  unsigned panel_rows = 0;  // panels: the rows of an accumulator panel (tile_m, or 64 for *-sw64r*)
   unsigned grid = 0;  // for the current M
+  bool probe = false; // --probe: timed and checked beside the others, never selected
 };
 
 void load_kernel(TestKernel& k) {
@@ -124,16 +128,32 @@ void load_kernel(TestKernel& k) {
     die(k.label + ": tile_m = " + std::to_string(tm) + ", tile_n = " + std::to_string(tn) + " do not fit the TMA boxes");
   k.tile_m = unsigned(tm);
   k.tile_n = unsigned(tn);
+  long long tk = 64;  // maps of links from before the fact was read: 64
+  if (k.mod.fact("tile_k", tk) && tk != 64 && tk != 32) die(k.label + ": tile_k = " + std::to_string(tk) + ": the bench makes boxes of 64 or 32");
+  k.tile_k = unsigned(tk);
+  if (k.panels) {  // the rows of the accumulator panels the store writes: the map's "tensor p0 bf16[RxC]" line
+    std::ifstream f(k.map);
+    std::string line;
+    const std::string key = "tensor p0 bf16[";
+    while (std::getline(f, line))
+      if (const size_t at = line.find(key); at != std::string::npos) {
+        k.panel_rows = unsigned(std::stoul(line.substr(at + key.size())));
+        break;
+      }
+    if (k.panel_rows == 0 || k.panel_rows > k.tile_m) die(k.label + ": no accumulator panel p0 in the map " + k.map);
+  }
 }
 
 // Sets every parameter for M (by name; a name the kernel lacks, or one left unset, is an error).
 void configure_kernel(TestKernel& k, unsigned M, CUdeviceptr X, CUdeviceptr W, CUdeviceptr out, unsigned sms) {
-  const CUtensorMap x_map = make_map(X, M, kHidden, k.tile_m, 64, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
-  const CUtensorMap w_map = make_map(W, kGateUp, kHidden, k.tile_n, 64, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
+  // The X / W boxes are one K slice wide: a swizzle line (tile_k = 64: 128 bytes, 32: 64 bytes).
+  const CUtensorMapSwizzle in_swizzle = k.tile_k == 32 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B;
+  const CUtensorMap x_map = make_map(X, M, kHidden, k.tile_m, k.tile_k, in_swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
+  const CUtensorMap w_map = make_map(W, kGateUp, kHidden, k.tile_n, k.tile_k, in_swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
   const CUtensorMap out_map =
       k.fused ? make_map(out, M, kInter, std::min(64u, k.tile_m), k.tile_n, CU_TENSOR_MAP_SWIZZLE_NONE,  // the SwiGLU's out rows
                          CU_TENSOR_MAP_L2_PROMOTION_NONE)
-      : k.panels ? make_map(out, M, kGateUp, k.tile_m, 64, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE)
+      : k.panels ? make_map(out, M, kGateUp, k.panel_rows, 64, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE)
               : make_map(out, M, kGateUp, k.tile_m, 2 * k.tile_n, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE);
   must(k.mod.set_tensormap("x_map", x_map), k.label);
   must(k.mod.set_tensormap("w_map", w_map), k.label);
@@ -469,9 +489,13 @@ constexpr int kNumVariants = 26;
 
 constexpr char kUsage[] =
     "usage: bench_qwen_mlp [--VARIANT CUBIN MAP]... [--M 16,128,1024,2048,4096,8192] [--rounds 20] [--algos 32]\n"
-    "                      [--json PATH] [--md PATH] [--swiglu-cubin PATH] [--util-cubin PATH]\n"
+    "                      [--json PATH] [--md PATH] [--swiglu-cubin PATH] [--util-cubin PATH] [--profile]\n"
+    "                      [--probe LABEL CUBIN MAP]...\n"
     "  VARIANT: fused, fused-medium, fused-narrow, fused-small, fused-sw, gemm, gemm-medium, gemm-narrow, gemm-small,\n"
-    "           gemm-sw, each also with -control; fused-sw-splitk, gemm-sw-splitk (--tile-schedule split-k, not selected)\n";
+    "           gemm-sw, each also with -control; fused-sw-splitk, gemm-sw-splitk (--tile-schedule split-k, not selected)\n"
+    "  --probe: a kernel timed and checked beside the others but never selected; LABEL starts with fused or gemm,\n"
+    "           and contains -sw if its accumulator stage is the four 64-column panels\n"
+    "  --profile: after the checks, every contender once more inside the NVTX range \"profile\" (for ncu --nvtx)\n";
 
 }  // namespace
 
@@ -481,6 +505,7 @@ int main(int argc, char** argv) {
   TimerOptions topt;
   topt.rounds = 20;
   int algos = 32;
+  bool profile = false;
   const std::string here = exe_dir(argv[0]);
   std::string json_path, md_path, swiglu_cubin = here + "/swiglu.cubin", util_cubin = here + "/bench_util.cubin";
   for (int i = 1; i < argc; ++i) {
@@ -505,6 +530,18 @@ int main(int argc, char** argv) {
       for (const auto& other : kernels)
         if (other->label == k->label) die(a + " given twice");
       kernels.push_back(std::move(k));
+    } else if (a == "--probe") {
+      auto k = std::make_unique<TestKernel>();
+      k->label = next();
+      k->probe = true;
+      k->fused = k->label.rfind("fused", 0) == 0;
+      if (!k->fused && k->label.rfind("gemm", 0) != 0) die("--probe " + k->label + ": the label must start with fused or gemm");
+      k->panels = k->label.find("-sw") != std::string::npos;
+      k->cubin = next();
+      k->map = next();
+      for (const auto& other : kernels)
+        if (other->label == k->label) die("--probe " + k->label + " given twice");
+      kernels.push_back(std::move(k));
     } else if (a == "--M") Ms = parse_list(next(), "--M");
     else if (a == "--rounds" || a == "--iters") topt.rounds = parse_list(next(), "--rounds")[0];
     else if (a == "--algos") algos = int(parse_list(next(), "--algos")[0]);
@@ -512,6 +549,7 @@ int main(int argc, char** argv) {
     else if (a == "--md") md_path = next();
     else if (a == "--swiglu-cubin") swiglu_cubin = next();
     else if (a == "--util-cubin") util_cubin = next();
+    else if (a == "--profile") profile = true;
     else if (a == "-h" || a == "--help") { std::fputs(kUsage, stdout); return 0; }
     else { std::fprintf(stderr, "unknown argument %s\n%s", a.c_str(), kUsage); return 2; }
   }
@@ -652,6 +690,15 @@ int main(int argc, char** argv) {
       all_ok &= e.check.ok();
     }
 
+    // -- --profile: every contender once more inside the NVTX range "profile", for
+    //    ncu --nvtx --nvtx-include "profile/" (bench/gpu/ncu_gemm.sh) --
+    if (profile) {
+      nvtxRangePushA("profile");
+      for (auto& c : cs) c.enqueue(stream);
+      CU(cuStreamSynchronize(stream));
+      nvtxRangePop();
+    }
+
     // -- timing --
     r.clocks_before = read_clocks();
     time_round_robin(cs, topt, util);
@@ -686,6 +733,7 @@ int main(int argc, char** argv) {
         for (const auto& k : kernels)
           if (k->label == kind + "-sw-splitk") return k->label;
       for (const auto& k : kernels) {
+        if (k->probe) continue;
         if (!k->panels || k->label.find("control") != std::string::npos || k->label.rfind(kind, 0) != 0 || M <= 64) continue;
         const double w = double((M + k->tile_m - 1) / k->tile_m) * double((kInter + k->tile_n - 1) / k->tile_n) / sms;
         if (std::ceil(w) / w - 1.0 <= 0.05) return k->label;
@@ -694,6 +742,7 @@ int main(int argc, char** argv) {
       double best_cost = 0;
       unsigned best_n = 0;
       for (const auto& k : kernels) {
+        if (k->probe) continue;
         if (k->panels || k->label.find("control") != std::string::npos || k->label.rfind(kind, 0) != 0) continue;
         if ((k->tile_m < 128) != (M <= 64) || k->tile_m < 64) continue;  // the 16-row tile only by the rule above
         const double tiles = double((M + k->tile_m - 1) / k->tile_m) * double((kInter + k->tile_n - 1) / k->tile_n);
@@ -721,6 +770,12 @@ int main(int argc, char** argv) {
     claim("gemm split-k / best cuBLAS", "gemm-sw-splitk", r.best_gemm);
     claim("fused split-k / fused-sw", "fused-sw-splitk", "fused-sw");
     claim("gemm split-k / gemm-sw", "gemm-sw-splitk", "gemm-sw");
+    for (const auto& k : kernels)  // --probe kernels: against the selected one of their kind and the best baseline
+      if (k->probe) {
+        const std::string& sel = k->fused ? r.selected_fused : r.selected_gemm;
+        claim(k->label + " / " + sel, k->label, sel);
+        claim(k->label + (k->fused ? " / best pair" : " / best cuBLAS"), k->label, k->fused ? r.best_pair : r.best_gemm);
+      }
     claim("cublaslt-best / cublas-gemmex", "cublaslt-best", "cublas-gemmex");
     claim("cublaslt-best / cublaslt-top1", "cublaslt-best", "cublaslt-top1");
 

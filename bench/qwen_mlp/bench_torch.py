@@ -137,8 +137,11 @@ def configure(k, fused: bool, X, W, out, M: int, sms: int, panels: bool = False)
     panels: the kernel stores its tile as four 64-column panels in the 128B swizzle (gemm_sw)."""
     tm, tn = k.fact("tile_m"), k.fact("tile_n")
     panels = panels and not fused  # fused_sw's store takes the SwiGLU's row-major stage
-    x_map = pipelink.tensor_map(X, box=(tm, 64), swizzle="128B", l2_promotion="256B")
-    w_map = pipelink.tensor_map(W, box=(tn, 64), swizzle="128B", l2_promotion="256B")
+    # one K slice wide: a swizzle line (tile_k 64: 128 bytes; 32, the *_k32 links: 64 bytes)
+    tk = k.fact("tile_k") if "tile_k" in k.facts else 64
+    sw = {64: "128B", 32: "64B"}[tk]
+    x_map = pipelink.tensor_map(X, box=(tm, tk), swizzle=sw, l2_promotion="256B")
+    w_map = pipelink.tensor_map(W, box=(tn, tk), swizzle=sw, l2_promotion="256B")
     # the SwiGLU's "out" stages: 64 rows (16 for the 16-row decode tile, fused_small16)
     o_map = pipelink.tensor_map(out, box=(min(64, tm), tn) if fused else (tm, 64) if panels else (tm, 2 * tn),
                                 swizzle="128B" if panels else "none", l2_promotion="none")

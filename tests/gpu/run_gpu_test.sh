@@ -35,8 +35,8 @@ fi
 if [ "${2:-}" = checked ]; then
   exec timeout 60 "$B/tests/transfer/run_transfer" "$B/tests/transfer/checked.cubin" "$B/tests/transfer/checked.map" --expect-timeout
 fi
-if [ "${2:-}" = transfer ]; then
-  exec timeout 60 "$B/tests/transfer/run_transfer" "$B/tests/transfer/transfer.cubin" "$B/tests/transfer/transfer.map"
+if [ "${2:-}" = transfer ] || [ "${2:-}" = transfer_64 ] || [ "${2:-}" = transfer_32 ]; then
+  exec timeout 60 "$B/tests/transfer/run_transfer" "$B/tests/transfer/$2.cubin" "$B/tests/transfer/$2.map"
 fi
 G=$B/examples/gemm
 for shape in "256 256 512" "1024 1024 1024" "2048 1024 4096"; do

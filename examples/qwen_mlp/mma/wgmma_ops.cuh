@@ -8,6 +8,11 @@
 __device__ __forceinline__ unsigned long long desc_sw128(unsigned smem_addr) {
   return static_cast<unsigned long long>((smem_addr & 0x3FFFFu) >> 4) | (1ull << 16) | (64ull << 32) | (1ull << 62);
 }
+// The same with the 64-byte swizzle (tile_k = 32 bf16 per row): rows of 64 bytes, 8-row groups
+// 512 bytes apart (SBO), swizzle mode 2.
+__device__ __forceinline__ unsigned long long desc_sw64(unsigned smem_addr) {
+  return static_cast<unsigned long long>((smem_addr & 0x3FFFFu) >> 4) | (1ull << 16) | (32ull << 32) | (2ull << 62);
+}
 
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }

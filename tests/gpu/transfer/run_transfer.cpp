@@ -29,7 +29,10 @@ int main(int argc, char** argv) {
   CU(cuCtxSetCurrent(ctx));
   pipelink::Module m;
   if (auto s = m.load(argv[1], argv[2]); !s) { std::fprintf(stderr, "%s\n", s.message.c_str()); return 2; }
-  const unsigned M = 32 * 9, N = 64 * 7, rows = 32, cols = 64;
+  long long frows = 32, fcols = 64;  // the tile the link's facts say (32 x 64; 16 or 8 rows for the 64B / 32B sinks)
+  m.fact("rows", frows);
+  m.fact("cols", fcols);
+  const unsigned rows = unsigned(frows), cols = unsigned(fcols), M = rows * 9, N = cols * 7;
   CUdeviceptr out;
   CU(cuMemAlloc(&out, size_t(M) * N * 4));
   CU(cuMemsetD8(out, 0xFF, size_t(M) * N * 4));
@@ -58,6 +61,7 @@ int main(int argc, char** argv) {
         ++bad;
       }
     }
-  std::printf("transfer (row -> col/128B swizzle): %zu of %zu elements wrong or unwritten: %s\n", bad, h.size(), bad ? "FAIL" : "PASS");
+  std::printf("transfer (row -> col, swizzled; %ux%u tiles): %zu of %zu elements wrong or unwritten: %s\n", rows, cols, bad, h.size(),
+              bad ? "FAIL" : "PASS");
   return bad ? 1 : 0;
 }
