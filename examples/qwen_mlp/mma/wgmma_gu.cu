@@ -143,6 +143,10 @@ __device__ __forceinline__ void mma_step(float (&d)[kAcc], unsigned long long da
   wgmma_m64n80k16(d, da, db, scale_d);
 #elif (GU_TILE_N == 64 && GU_SPLIT_N && GU_INSTANCES == 1) || (GU_TILE_N == 128 && GU_SPLIT_N && GU_INSTANCES == 2)
   wgmma_m64n64k16(d, da, db, scale_d);
+#elif GU_TILE_N == 40 && GU_SPLIT_N && GU_INSTANCES == 1
+  wgmma_m64n40k16(d, da, db, scale_d);
+#elif GU_TILE_N == 32 && GU_SPLIT_N && GU_INSTANCES == 1
+  wgmma_m64n32k16(d, da, db, scale_d);
 #else
 #error "generate the wgmma wrapper for this tile (gen_wgmma.py) and add it here"
 #endif

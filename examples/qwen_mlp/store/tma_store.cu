@@ -11,10 +11,14 @@
 // 64-column panels in the 128-byte swizzle (a main loop's bank-conflict-free accumulator stage):
 // four stores per stage, panel k to columns t.n * 4 * 64 + 64 k; out_map's box is [rows x 64]
 // with the 128B swizzle.
+// With -DTMA_STORE_PANELS=2 (contract_pp.toml, header tma_store_sw2.contract.h) a stage is two such
+// panels (the ping-pong main loop's 128 x 128 tile): panel k to columns t.n * 2 * 64 + 64 k.
 #ifndef TMA_STORE_PANELS
 #define TMA_STORE_PANELS 0
 #endif
-#if TMA_STORE_PANELS
+#if TMA_STORE_PANELS == 2
+#include "tma_store_sw2.contract.h"  // pipelink header contract_pp.toml
+#elif TMA_STORE_PANELS
 #include "tma_store_sw.contract.h"  // pipelink header contract_sw.toml
 #else
 #include "tma_store.contract.h"  // pipelink header contract.toml: names, pipe operations, records
@@ -26,8 +30,10 @@ PL_FACT_DECL(unsigned, tile_m);
 // links under contract.toml (same warps, arrive mode and registers) and stores 1/4 of each stage.
 PL_COLS(tma_store_main, out, p0, 64);
 PL_COLS(tma_store_main, out, p1, 64);
+#if TMA_STORE_PANELS != 2
 PL_COLS(tma_store_main, out, p2, 64);
 PL_COLS(tma_store_main, out, p3, 64);
+#endif
 #endif
 
 namespace tma_store {
@@ -48,7 +54,8 @@ PL_COMPONENT(tma_store_main) {
   pl::prefetch_tmap(map);
   C::In_out r(ctx);
 #if TMA_STORE_PANELS
-  const unsigned rows = r.rows(C::In_out::tensor::p0::index), cols = 4u * r.cols(C::In_out::tensor::p0::index);
+  constexpr unsigned kPanels = TMA_STORE_PANELS == 2 ? 2u : 4u;
+  const unsigned rows = r.rows(C::In_out::tensor::p0::index), cols = kPanels * r.cols(C::In_out::tensor::p0::index);
 #else
   const unsigned rows = r.rows(C::In_out::tensor::tile::index), cols = r.cols(C::In_out::tensor::tile::index);
 #endif
@@ -60,9 +67,11 @@ PL_COMPONENT(tma_store_main) {
 #if TMA_STORE_PANELS
       const int row = static_cast<int>(t.m * PL_FACT(tile_m) + s * rows);
       store_2d(map, r.p0<unsigned char>(ctx), static_cast<int>(t.n * cols), row);
-      store_2d(map, r.p1<unsigned char>(ctx), static_cast<int>(t.n * cols + cols / 4), row);
+      store_2d(map, r.p1<unsigned char>(ctx), static_cast<int>(t.n * cols + cols / kPanels), row);
+#if TMA_STORE_PANELS != 2
       store_2d(map, r.p2<unsigned char>(ctx), static_cast<int>(t.n * cols + cols / 2), row);
       store_2d(map, r.p3<unsigned char>(ctx), static_cast<int>(t.n * cols + 3 * cols / 4), row);
+#endif
 #else
       store_2d(map, r.tile<unsigned char>(ctx), static_cast<int>(t.n * cols), static_cast<int>(t.m * PL_FACT(tile_m) + s * rows));
 #endif

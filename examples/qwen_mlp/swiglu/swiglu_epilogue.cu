@@ -18,7 +18,11 @@
 #ifndef SWIGLU_ROWS16
 #define SWIGLU_ROWS16 0
 #endif
-#if SWIGLU_PANELS
+// With -DSWIGLU_PANELS=2 (contract_pp.toml, header swiglu_epilogue_sw2.contract.h) "acc" is two
+// such panels, gate p0 and up p1 (the ping-pong main loop's tile); tile_n = 64.
+#if SWIGLU_PANELS == 2
+#include "swiglu_epilogue_sw2.contract.h"  // pipelink header contract_pp.toml
+#elif SWIGLU_PANELS
 #include "swiglu_epilogue_sw.contract.h"  // pipelink header contract_sw.toml
 #elif SWIGLU_ROWS16
 #include "swiglu_epilogue_r16.contract.h"  // pipelink header contract_r16.toml
@@ -53,8 +57,10 @@ PL_ROWS(swiglu_epilogue_main, out, tile, swiglu_epilogue::kOutRows);
 // contract (same warps, arrive modes and facts) and reads the row-major stage as panels.
 PL_COLS(swiglu_epilogue_main, acc, p0, 64);
 PL_COLS(swiglu_epilogue_main, acc, p1, 64);
+#if SWIGLU_PANELS != 2
 PL_COLS(swiglu_epilogue_main, acc, p2, 64);
 PL_COLS(swiglu_epilogue_main, acc, p3, 64);
+#endif
 #endif
 
 PL_COMPONENT(swiglu_epilogue_main) {
@@ -67,7 +73,10 @@ PL_COMPONENT(swiglu_epilogue_main) {
   pl::Tile t;
   for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
     in.wait();
-#if SWIGLU_PANELS
+#if SWIGLU_PANELS == 2
+    const unsigned char* p0 = in.p0<unsigned char>(ctx);
+    const unsigned char* p1 = in.p1<unsigned char>(ctx);
+#elif SWIGLU_PANELS
     const unsigned char* p0 = in.p0<unsigned char>(ctx);
     const unsigned char* p1 = in.p1<unsigned char>(ctx);
     const unsigned char* p2 = in.p2<unsigned char>(ctx);
@@ -82,7 +91,11 @@ PL_COMPONENT(swiglu_epilogue_main) {
       const unsigned rows = first >= M ? 0u : (M - first < kOutRows ? M - first : kOutRows);
       for (unsigned v = ctx.thread(); v < rows * chunks; v += ctx.threads()) {
         const unsigned row = half * kOutRows + v / chunks, c = v % chunks;
-#if SWIGLU_PANELS
+#if SWIGLU_PANELS == 2
+        const unsigned off = pl::sw128_offset(row, c);  // tile_n = 64: chunks 0-7 of one panel each
+        const uint4 g = *reinterpret_cast<const uint4*>(p0 + off);
+        const uint4 u = *reinterpret_cast<const uint4*>(p1 + off);
+#elif SWIGLU_PANELS
         const unsigned off = pl::sw128_offset(row, c % 8u);
         const uint4 g = *reinterpret_cast<const uint4*>((c < 8u ? p0 : p1) + off);
         const uint4 u = *reinterpret_cast<const uint4*>((c < 8u ? p2 : p3) + off);
