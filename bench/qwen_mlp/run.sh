@@ -36,6 +36,18 @@ for k in fused fused_control fused_medium fused_medium_control fused_narrow fuse
     echo "run.sh: skipping $k: $K/$k.cubin or $K/$k.map does not exist"
   fi
 done
+# Timed and checked beside the others, never selected (--probe): the ping-pong main loop (session 12).
+for k in gemm_pp_g8 fused_pp_g8; do
+  label=${k//_/-}; label=${label/-pp/-sw-pp}  # gemm-sw-pp-g8: its GEMM stores 64-column panels
+  if [ -f "$K/$k.cubin" ] && [ -f "$K/$k.map" ]; then
+    args+=(--probe "$label" "$K/$k.cubin" "$K/$k.map")
+  elif [ -n "${REQUIRE_ALL:-}" ]; then
+    echo "run.sh: FAIL: $K/$k.cubin or $K/$k.map does not exist (REQUIRE_ALL is set: every kernel must run)"
+    exit 2
+  else
+    echo "run.sh: skipping $k: $K/$k.cubin or $K/$k.map does not exist"
+  fi
+done
 if [ ${#args[@]} -eq 0 ]; then
   echo "run.sh: FAIL: no PipeLink kernel found under $K; nothing would run"
   exit 2

@@ -46,14 +46,6 @@
 #ifndef GU_ACC_PANELS
 #define GU_ACC_PANELS 0
 #endif
-// -DGU_ACC_ROWS64=1 (with GU_ACC_PANELS, the 128 x 128 tile split by rows; contract_sw64r_if.toml,
-// session 12): the "acc" stage holds 64 rows of the tile (four [64 x 64] panels, 32 KB, half the
-// bytes), one warpgroup's rows; a tile is two stages, stage s holding warpgroup s's rows, and the
-// other warpgroup commits it without writing (the stage's full barrier counts both). The 32 KB
-// freed is a fourth 48 KB "ab" stage, which a main loop keeping one wgmma group in flight needs.
-#ifndef GU_ACC_ROWS64
-#define GU_ACC_ROWS64 0
-#endif
 #if GU_ACC_PANELS
 #define PL_OWN_INSTANCES  // declared below from the constants the code uses, as for the other variants
 #define PL_OWN_REGISTERS
@@ -104,29 +96,14 @@ static_assert(!(GU_UNITS && GU_INFLIGHT), "GU_UNITS with GU_INFLIGHT: the in-fli
 static_assert(GU_TILE_M == 0 || (GU_TILE_M == 16 && GU_SPLIT_N && GU_INSTANCES == 1 && !GU_ACC_PANELS && !GU_UNITS),
               "GU_TILE_M=16: the one-warpgroup small-M tile, row-major acc stage, whole tiles");
 
-// -DGU_TILE_K=32 (contract_sw_k32*.toml; session 12): stages of 32-wide K slices in the 64-byte
-// swizzle (rows of 64 bytes), half the bytes of a 64-wide stage, so twice as many stages fit in the
-// same ring: more stages in flight ahead of the main loop for the same shared memory.
-#ifndef GU_TILE_K
-#define GU_TILE_K 64
-#endif
-static_assert(GU_TILE_K == 64 || (GU_TILE_K == 32 && !GU_PAIR && !GU_TILE_M), "GU_TILE_K: 64, or 32 (not with GU_PAIR, GU_TILE_M)");
-
 namespace wgmma_gu {
 constexpr unsigned kInstances = GU_INSTANCES;
 constexpr bool kSplitN = GU_SPLIT_N != 0;
-constexpr unsigned kTileM = GU_TILE_M ? GU_TILE_M : kSplitN ? 64 : 128, kTileN = GU_TILE_N, kTileK = GU_TILE_K;
-constexpr unsigned kRowBytes = kTileK * 2;  // one K-major row of a stage: the swizzle span (128 or 64 bytes)
+constexpr unsigned kTileM = GU_TILE_M ? GU_TILE_M : kSplitN ? 64 : 128, kTileN = GU_TILE_N, kTileK = 64;
 constexpr unsigned kCols = kSplitN ? kTileN / kInstances : kTileN;  // columns per block per warpgroup
 constexpr unsigned kAcc = kCols / 2;  // f32 accumulator registers per thread per block
 static_assert(GU_TILE_M || kTileM == (kSplitN ? 64u : 64u * kInstances), "64 rows per warpgroup");
-static_assert(kRowBytes == 128 || kRowBytes == 64, "K slices are one swizzle row: 128 bytes (128B) or 64 (64B)");
-
-// The operand descriptor of the stage's swizzle.
-__device__ __forceinline__ unsigned long long desc_k(unsigned smem_addr) {
-  if constexpr (kRowBytes == 128) return desc_sw128(smem_addr);
-  else return desc_sw64(smem_addr);
-}
+static_assert(kTileK * 2 == 128, "K slices are 128 bytes: one 128-byte swizzle row");
 static_assert(!GU_PAIR || (kTileN == 128 && !kSplitN), "GU_PAIR: the 128 x 128 tile split by rows");
 
 namespace C = pl_contract::wgmma_gu_main;
@@ -143,10 +120,6 @@ __device__ __forceinline__ void mma_step(float (&d)[kAcc], unsigned long long da
   wgmma_m64n80k16(d, da, db, scale_d);
 #elif (GU_TILE_N == 64 && GU_SPLIT_N && GU_INSTANCES == 1) || (GU_TILE_N == 128 && GU_SPLIT_N && GU_INSTANCES == 2)
   wgmma_m64n64k16(d, da, db, scale_d);
-#elif GU_TILE_N == 40 && GU_SPLIT_N && GU_INSTANCES == 1
-  wgmma_m64n40k16(d, da, db, scale_d);
-#elif GU_TILE_N == 32 && GU_SPLIT_N && GU_INSTANCES == 1
-  wgmma_m64n32k16(d, da, db, scale_d);
 #else
 #error "generate the wgmma wrapper for this tile (gen_wgmma.py) and add it here"
 #endif
@@ -172,13 +145,6 @@ PL_REGISTERS(wgmma_gu_main, 216);        // the accumulators fit in 216 (MoE run
 // not read: the linker refuses a record naming a tensor the contract's port does not have.
 #if GU_UNITS
 PL_PARTIAL_BYTES(wgmma_gu_main, 2 * wgmma_gu::kAcc * 128 * 4);  // gate and up, kAcc f32 per thread, 128 threads
-#endif
-#if GU_ACC_ROWS64
-PL_ROWS(wgmma_gu_main, acc, p0, 64);  // 64-row stages, two per tile
-PL_ROWS(wgmma_gu_main, acc, p1, 64);
-PL_ROWS(wgmma_gu_main, acc, p2, 64);
-PL_ROWS(wgmma_gu_main, acc, p3, 64);
-PL_PER_TILE(wgmma_gu_main, acc, 2);
 #endif
 #if GU_ACC_PANELS
 PL_COLS(wgmma_gu_main, acc, p0, 64);
@@ -220,7 +186,7 @@ PL_COMPONENT(wgmma_gu_main) {
     for (unsigned kt = 0; kt < k_tiles; ++kt) {
 #endif
       ab.wait();
-      const unsigned a = pl::smem_addr(ab.a<unsigned char>(ctx)) + row0 * kRowBytes;
+      const unsigned a = pl::smem_addr(ab.a<unsigned char>(ctx)) + row0 * 128u;
       const unsigned b = pl::smem_addr(ab.b<unsigned char>(ctx));
       wgmma_fence();
 #pragma unroll
@@ -230,8 +196,8 @@ PL_COMPONENT(wgmma_gu_main) {
         // one m64n256k16 over both blocks (rows [0, 256) of the B slice: gate, then up), A read once
         wgmma_m64n256k16_pair(gate, up, desc_sw128(a + k * 32u), desc_sw128(b + k * 32u), scale);
 #else
-        mma_step(gate, desc_k(a + k * 32u), desc_k(b + col0 * kRowBytes + k * 32u), scale);
-        mma_step(up, desc_k(a + k * 32u), desc_k(b + (kTileN + col0) * kRowBytes + k * 32u), scale);
+        mma_step(gate, desc_sw128(a + k * 32u), desc_sw128(b + col0 * 128u + k * 32u), scale);
+        mma_step(up, desc_sw128(a + k * 32u), desc_sw128(b + (kTileN + col0) * 128u + k * 32u), scale);
 #endif
       }
       wgmma_commit();
@@ -302,32 +268,6 @@ PL_COMPONENT(wgmma_gu_main) {
 #if GU_ACC_PANELS
     static_assert(kTileN == 128 && (!kSplitN || kInstances == 2),
                   "acc panels: the 128-column blocks, split by rows (128 x 128) or by columns over two warpgroups (64 x 128)");
-#if GU_ACC_ROWS64
-    static_assert(!kSplitN && kInstances == 2, "GU_ACC_ROWS64: the 128 x 128 tile split by rows");
-    for (unsigned s = 0; s < 2; ++s) {
-      out.acquire();
-      if (s == ctx.slots->instance) {  // this warpgroup's rows: stage row = tile row - 64 s
-        unsigned char* const p0 = out.p0<unsigned char>(ctx);
-        unsigned char* const p1 = out.p1<unsigned char>(ctx);
-        unsigned char* const p2 = out.p2<unsigned char>(ctx);
-        unsigned char* const p3 = out.p3<unsigned char>(ctx);
-        const unsigned r = warp * 16u + (lane >> 2);
-#pragma unroll
-        for (unsigned j = 0; j < kAcc / 4; ++j) {
-          unsigned char* const g_panel = j / 8u ? p1 : p0;
-          unsigned char* const u_panel = j / 8u ? p3 : p2;
-#pragma unroll
-          for (unsigned h = 0; h < 2; ++h) {
-            const unsigned off = pl::sw128_offset(r + 8u * h, j % 8u) + 4u * (lane & 3u);
-            *reinterpret_cast<unsigned*>(g_panel + off) = pack_bf16(gate[4 * j + 2 * h], gate[4 * j + 2 * h + 1]);
-            *reinterpret_cast<unsigned*>(u_panel + off) = pack_bf16(up[4 * j + 2 * h], up[4 * j + 2 * h + 1]);
-          }
-        }
-      }
-      out.commit(ctx);
-      out.advance();
-    }
-#else
     out.acquire();
     {
       // Panel p holds the tile's columns [64 p, 64 p + 64): gate in panels 0-1, up in 2-3. Split by
@@ -353,7 +293,6 @@ PL_COMPONENT(wgmma_gu_main) {
     }
     out.commit(ctx);
     out.advance();
-#endif
 #else
     out.acquire();
     unsigned char* stage = out.tile<unsigned char>(ctx);
