@@ -484,15 +484,16 @@ constexpr const char* kVariants[] = {"fused", "fused-control", "fused-medium", "
                                      "gemm-medium", "gemm-medium-control", "gemm-narrow", "gemm-narrow-control", "gemm-small",
                                      "gemm-small-control", "fused-sw", "fused-sw-control", "gemm-sw", "gemm-sw-control",
                                      "fused-sw-splitk", "gemm-sw-splitk", "fused-small16", "fused-small16-control",
-                                     "gemm-small16", "gemm-small16-control"};
-constexpr int kNumVariants = 26;
+                                     "gemm-small16", "gemm-small16-control", "fused-pp-g8", "fused-pp-g8-control"};
+constexpr int kNumVariants = 28;
 
 constexpr char kUsage[] =
     "usage: bench_qwen_mlp [--VARIANT CUBIN MAP]... [--M 16,128,1024,2048,4096,8192] [--rounds 20] [--algos 32]\n"
     "                      [--json PATH] [--md PATH] [--swiglu-cubin PATH] [--util-cubin PATH] [--profile]\n"
     "                      [--probe LABEL CUBIN MAP]...\n"
     "  VARIANT: fused, fused-medium, fused-narrow, fused-small, fused-sw, gemm, gemm-medium, gemm-narrow, gemm-small,\n"
-    "           gemm-sw, each also with -control; fused-sw-splitk, gemm-sw-splitk (--tile-schedule split-k, not selected)\n"
+    "           gemm-sw, each also with -control; fused-sw-splitk, gemm-sw-splitk (--tile-schedule split-k);\n"
+    "           fused-pp-g8 (the ping-pong main loop, grouped:8; selected at M >= 4096) and its -control\n"
     "  --probe: a kernel timed and checked beside the others but never selected; LABEL starts with fused or gemm,\n"
     "           and contains -sw if its accumulator stage is the four 64-column panels\n"
     "  --profile: after the checks, every contender once more inside the NVTX range \"profile\" (for ncu --nvtx)\n";
@@ -725,7 +726,13 @@ int main(int argc, char** argv) {
     // Session 11, fixed before the run that measured it: at M <= 16 the 16-row decode tile
     // (*-small16: X slices of 16 rows, a 7-stage ring; fused 1.3-1.6% faster than *-small at
     // M = 1, 8, 16 in bench_decode.py, results/qwen_s11/dec11).
+    // Session 12, fixed before the run that measured it: at M >= 4096 the fused kernel with the
+    // ping-pong main loop in the grouped:8 order (fused-pp-g8: 1.6-2.4% faster than fused-sw-splitk
+    // at M = 4096 / 8192 in two runs, results/qwen_s12/pp4, pp5; level at 1024 / 2048).
     auto select = [&](const std::string& kind) {
+      if (M >= 4096 && kind == "fused")
+        for (const auto& k : kernels)
+          if (k->label == "fused-pp-g8") return k->label;
       if (M <= 16)
         for (const auto& k : kernels)
           if (k->label == kind + "-small16") return k->label;
@@ -769,6 +776,7 @@ int main(int argc, char** argv) {
     claim("fused split-k / best pair", "fused-sw-splitk", r.best_pair);
     claim("gemm split-k / best cuBLAS", "gemm-sw-splitk", r.best_gemm);
     claim("fused split-k / fused-sw", "fused-sw-splitk", "fused-sw");
+    claim("fused ping-pong / fused split-k", "fused-pp-g8", "fused-sw-splitk");
     claim("gemm split-k / gemm-sw", "gemm-sw-splitk", "gemm-sw");
     for (const auto& k : kernels)  // --probe kernels: against the selected one of their kind and the best baseline
       if (k->probe) {

@@ -42,7 +42,9 @@ VARIANTS = ["fused", "fused_medium", "fused_narrow", "fused_small", "gemm", "gem
 # Timed beside the selected kernels where present, not selected: gemm_sw, the 128 x 128 GEMM whose
 # accumulator stage is four 128-byte-swizzled 64-column panels (no bank conflicts on its stores).
 EXTRA = ["gemm_sw", "fused_sw", "gemm_cluster_sw", "fused_cluster_sw", "gemm_sw_pair", "fused_sw_pair", "gemm_sw_splitk",
-         "fused_sw_splitk", "gemm_small16", "fused_small16"]
+         "fused_sw_splitk", "gemm_small16", "fused_small16", "fused_pp_g8"]
+# fused_pp_g8 (session 12): the ping-pong main loop (mma/wgmma_gu_pp.cu) in the grouped:8 order,
+# selected at M >= 4096.
 # gemm_small16 / fused_small16 (session 11): the 16-row decode tile, selected at M <= 16.
 # gemm_sw_splitk / fused_sw_splitk (session 10): the panel kernels' objects built to walk work units,
 # linked with --tile-schedule split-k: the partial last wave's tiles cut into equal k pieces.
@@ -74,6 +76,10 @@ def select(ks, kind: str, M: int, sms: int) -> str:
     (<kind>_sw) wherever its last wave wastes at most 5% of its rounds (ceil(w) / w - 1 <= 0.05,
     w = tiles / SMs)."""
     sw = kind + "_sw"
+    # Session 12, fixed before the run that measured it: at M >= 4096 the fused ping-pong kernel
+    # (C++ bench: 1.6-2.4% faster than fused_sw_splitk at 4096 / 8192 in two runs, level below).
+    if kind == "fused" and M >= 4096 and "fused_pp_g8" in ks:
+        return "fused_pp_g8"
     # Session 11, fixed before the run that measured it: at M <= 16 the 16-row decode tile
     # (<kind>_small16; fused 1.3-1.6% faster than _small at M = 1, 8, 16, results/qwen_s11/dec11).
     if M <= 16 and kind + "_small16" in ks:

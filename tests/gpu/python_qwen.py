@@ -80,12 +80,16 @@ VARIANTS = {
     # 247 tiles in 132 shares of k slices); each split tile summed from f32 partials
     "fused_sw_splitk": ([Q / "loader/contract_sk.toml", Q / "mma/contract_sw_sk.toml", Q / "mma/contract_sw_sk.toml",
                          Q / "swiglu/contract_sw.toml", Q / "store/contract.toml"], [1000, 256]),
+    # session 12: the ping-pong main loop (two warpgroups take the tiles in turn), grouped:8 order;
+    # M = 16: 400 tiles, 3 or 4 per block (odd counts: the instances' turns end unevenly)
+    "fused_pp_g8": ([Q / "loader/contract_pp.toml", Q / "mma/contract_pp.toml", Q / "mma/contract_pp.toml",
+                     Q / "swiglu/contract_pp.toml", Q / "store/contract.toml"], [1000, 16]),
     "fused_small_sk": ([Q / "loader/contract_small_sk.toml", Q / "mma/contract_small_sk.toml", Q / "swiglu/contract.toml",
                         Q / "store/contract.toml"], [64, 40]),
 }
 LINK_OPTIONS = {"fused_small_mr": dict(min_registers=True)}
 # fused_sw_splitk's contracts say order = "any" (session 12): the build links it col_major, so does this
-TILE_ORDER = {"fused_sw_splitk": "col_major"}
+TILE_ORDER = {"fused_sw_splitk": "col_major", "fused_pp_g8": "grouped:8"}
 SCHEDULE = {"fused_sw_splitk": "split-k", "fused_small_sk": "stream-k"}
 GUARD_ROWS = 64
 

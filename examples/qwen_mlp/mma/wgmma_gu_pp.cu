@@ -11,7 +11,10 @@
 // issued, and a stage is released once its group has completed.
 //
 // Every instance consumes every "ab" stage (the link's empty barrier counts both): the stages of
-// the other instance's tiles are released as soon as they are full, without reading them. Every
+// the other instance's tiles are released as soon as they are full, without reading them, the
+// first stages - 2 of them right after this instance's own main loop, before its epilogue (the
+// loader refills a stage only when both instances released it, so releasing them after the
+// epilogue would leave the other instance only the stages already loaded). Every
 // instance also commits every tile's "acc" stage (its full barrier counts both): the tile's owner
 // after writing the two panels, the other without writing (guarantees = writes_all holds: the
 // owner writes all of the stage).
@@ -55,6 +58,15 @@ __device__ __forceinline__ void store_half(unsigned char* p0, unsigned char* p1,
     }
   }
 }
+// The same positions, zero.
+__device__ __forceinline__ void store_zero(unsigned char* p0, unsigned char* p1, unsigned row0, unsigned warp, unsigned lane) {
+  const unsigned r = row0 + warp * 16u + (lane >> 2);
+#pragma unroll
+  for (unsigned j = 0; j < kAcc / 4; ++j)
+#pragma unroll
+    for (unsigned h = 0; h < 2; ++h)
+      *reinterpret_cast<unsigned*>((j < 8u ? p0 : p1) + pl::sw128_offset(r + 8u * h, j % 8u) + 4u * (lane & 3u)) = 0u;
+}
 }  // namespace wgmma_gu_pp
 
 // The "acc" panels this code writes (the store's geometry, compiled in): [128 x 64] each.
@@ -63,11 +75,18 @@ PL_ROWS(wgmma_gu_pp_main, acc, p1, wgmma_gu_pp::kTileM);
 PL_COLS(wgmma_gu_pp_main, acc, p0, 64);
 PL_COLS(wgmma_gu_pp_main, acc, p1, 64);
 
+PL_FACT_DECL(unsigned, stages);
+
 PL_COMPONENT(wgmma_gu_pp_main) {
   using namespace wgmma_gu_pp;
   const unsigned lane = threadIdx.x & 31u, warp = ctx.warp();
   const unsigned me = ctx.slots->instance;  // 0 or 1: this warpgroup's turn is every other tile
   const unsigned k_tiles = C::param::K::get(ctx) / kTileK;
+  // The next tile's stages released before the epilogue: stages - 2 (the contract asks stages >= 3;
+  // at the end of the main loop the loader is filling the ring's slots with the next tile's first
+  // stages, the last of them just freed).
+  const unsigned early = min(k_tiles, PL_FACT(stages) - 2u);  // stages - 1: level (session 12, pp5)
+  unsigned released = 0;  // stages of the current (other instance's) tile already released
   C::In_ab ab(ctx);
   C::In_ab done(ctx);  // one stage behind ab within a tile: the stage whose wgmma group completed
   C::Out_acc out(ctx);
@@ -77,17 +96,22 @@ PL_COMPONENT(wgmma_gu_pp_main) {
     if ((i & 1u) != me) {
       // The other instance's tile: each stage is released once full (the loader refills a stage
       // only when both instances released it), then this instance's arrival on the tile's "acc".
-      for (unsigned kt = 0; kt < k_tiles; ++kt) {
+      for (unsigned kt = released; kt < k_tiles; ++kt) {
         ab.wait();
         ab.release(ctx);
         ab.advance();
         done.advance();
       }
+      released = 0;
       out.acquire();
       out.commit(ctx);
       out.advance();
       continue;
     }
+    // Whether a tile follows (the other instance's), asked here while no accumulator is live: the
+    // scheduler's call would otherwise cost spills around it.
+    pl::Tile next;
+    const bool has_next = pl::tile_at(ctx, i + 1, next);
     for (unsigned kt = 0; kt < k_tiles; ++kt) {
       ab.wait();
       const unsigned a = pl::smem_addr(ab.a<unsigned char>(ctx));
@@ -116,11 +140,24 @@ PL_COMPONENT(wgmma_gu_pp_main) {
       done.release(ctx);
       done.advance();
     }
+    if (has_next) {  // the other instance's tile: its first stages, before the epilogue
+      for (released = 0; released < early; ++released) {
+        ab.wait();
+        ab.release(ctx);
+        ab.advance();
+        done.advance();
+      }
+    }
     out.acquire();
     unsigned char* const p0 = out.p0<unsigned char>(ctx);
     unsigned char* const p1 = out.p1<unsigned char>(ctx);
-    store_half(p0, p1, lo, 0u, warp, lane);
-    store_half(p0, p1, hi, 64u, warp, lane);
+    if (k_tiles > 0) {
+      store_half(p0, p1, lo, 0u, warp, lane);
+      store_half(p0, p1, hi, 64u, warp, lane);
+    } else {  // K < 64: no slice was multiplied, the tile is zero (not the registers' leftovers)
+      store_zero(p0, p1, 0u, warp, lane);
+      store_zero(p0, p1, 64u, warp, lane);
+    }
     // arrive = "one" per warpgroup: each thread fences its stores (the consumer may read "acc"
     // through the async proxy, a TMA store), named barrier wg_sync, then thread 0 arrives.
     out.commit(ctx);
