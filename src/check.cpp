@@ -84,7 +84,7 @@ void check_swizzle(LinkContext& ctx, const Contract& c, const PortDecl& p, const
                                          " swizzle but its contiguous extent (" + (row ? "cols" : "rows") + " = " +
                                          std::to_string(row ? cols : rows) + " x " + std::to_string(dtype_bytes(t.dtype)) +
                                          " bytes) is " + std::to_string(span) + " bytes; " + t.swizzle + " swizzle needs exactly " +
-                                         std::to_string(need), t.loc);
+                                         std::to_string(need) + " bytes", t.loc);
 }
 
 namespace {

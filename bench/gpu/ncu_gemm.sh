@@ -24,10 +24,11 @@ python3 - "$dir" <<'PY'
 import csv, glob, os, sys
 d = sys.argv[1]
 # ncu's raw page: row 0 the metric names, row 1 their units (chosen per file), then one row per kernel.
-SCALE = {"ns": 1e-3, "us": 1, "usecond": 1, "ms": 1e3, "msecond": 1e3, "s": 1e6, "second": 1e6,  # -> us
+SCALE = {"ns": 1e-3, "nsecond": 1e-3, "us": 1, "usecond": 1, "ms": 1e3, "msecond": 1e3, "s": 1e6, "second": 1e6,  # -> us
          "hz": 1e-9, "khz": 1e-6, "mhz": 1e-3, "ghz": 1,  # -> GHz
          "byte": 1e-6, "kbyte": 1e-3, "mbyte": 1, "gbyte": 1e3, "tbyte": 1e6,  # -> MB
-         "kbyte/block": 1, "byte/block": 1e-3, "mbyte/block": 1e3}  # -> KB per block
+         "kbyte/block": 1, "byte/block": 1e-3, "mbyte/block": 1e3,  # -> KB per block
+         "register/thread": 1}
 cols = [("gpu__time_duration.sum", "us"), ("sm__cycles_elapsed.avg.per_second", "SM GHz"),
         ("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed", "tensor %"),
         ("dram__bytes_read.sum", "DRAM rd MB"), ("dram__bytes_write.sum", "DRAM wr MB"), ("lts__t_bytes.sum", "L2 MB"),
@@ -45,11 +46,15 @@ for f in sorted(glob.glob(os.path.join(d, "ncu_gemm_M*.raw.csv")), key=lambda p:
         vals = []
         for key, _ in cols:
             v = rec.get(key, "").replace(",", "")
+            u = unit.get(key, "").strip().lower()
             try:
-                x = float(v) * SCALE.get(unit.get(key, "").strip().lower(), 1)
-                vals.append(f"{x:.4g}")
+                x = float(v)
             except ValueError:
                 vals.append(v or "-")
+                continue
+            if u and u not in SCALE and u != "%":
+                sys.exit(f"ncu_gemm.sh: metric {key}: unit {u!r} not known; add it to SCALE")
+            vals.append(f"{x * SCALE.get(u, 1):.4g}")
         out.append(f"| {M} | {rec.get('Kernel Name', '?')[:60]} | " + " | ".join(vals) + " |")
 open(os.path.join(d, "ncu_gemm.md"), "w").write("\n".join(out) + "\n")
 print("\n".join(out))

@@ -140,7 +140,9 @@ void load_kernel(TestKernel& k) {
         k.panel_rows = unsigned(std::stoul(line.substr(at + key.size())));
         break;
       }
-    if (k.panel_rows == 0 || k.panel_rows > k.tile_m) die(k.label + ": no accumulator panel p0 in the map " + k.map);
+    if (k.panel_rows == 0) die(k.label + ": no accumulator panel p0 in the map " + k.map);
+    if (k.panel_rows > k.tile_m)
+      die(k.label + ": the map's panel p0 has " + std::to_string(k.panel_rows) + " rows, more than tile_m = " + std::to_string(k.tile_m));
   }
 }
 

@@ -145,6 +145,8 @@ def configure(k, fused: bool, X, W, out, M: int, sms: int, panels: bool = False)
     panels = panels and not fused  # fused_sw's store takes the SwiGLU's row-major stage
     # one K slice wide: a swizzle line (tile_k 64: 128 bytes; 32, the *_k32 links: 64 bytes)
     tk = k.fact("tile_k") if "tile_k" in k.facts else 64
+    if tk not in (64, 32):
+        raise ValueError(f"configure: tile_k = {tk}: the X / W boxes are 64 (128B swizzle) or 32 (64B) wide")
     sw = {64: "128B", 32: "64B"}[tk]
     x_map = pipelink.tensor_map(X, box=(tm, tk), swizzle=sw, l2_promotion="256B")
     w_map = pipelink.tensor_map(W, box=(tn, tk), swizzle=sw, l2_promotion="256B")

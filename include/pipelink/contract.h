@@ -67,7 +67,7 @@ struct TensorDecl {
   Quantity rows, cols;
   bool any_shape = false;        // shape = "*": a consumer that takes the producer's shape
   std::string layout = "row";    // row | col
-  std::string swizzle = "none";  // none | 128B
+  std::string swizzle = "none";  // none | 32B | 64B | 128B
   std::string space = "smem";
   // tile_coords: the tile coordinates the tensor's content depends on (its stage for tile (m, n)
   // holds data selected by m, by n, by both or by neither). Required on a multicast tensor: every

@@ -26,8 +26,9 @@
 
 PL_FACT_DECL(unsigned, tile_m);
 #if TMA_STORE_PANELS
-// The panels this build stores (four 64-column boxes): without these records the object also
-// links under contract.toml (same warps, arrive mode and registers) and stores 1/4 of each stage.
+// The panels this build stores (four 64-column boxes, or two with TMA_STORE_PANELS=2): without these
+// records the object also links under contract.toml (same warps, arrive mode and registers) and
+// stores part of each stage.
 PL_COLS(tma_store_main, out, p0, 64);
 PL_COLS(tma_store_main, out, p1, 64);
 #if TMA_STORE_PANELS != 2
