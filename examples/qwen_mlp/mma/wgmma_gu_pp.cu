@@ -77,6 +77,119 @@ PL_COLS(wgmma_gu_pp_main, acc, p1, 64);
 
 PL_FACT_DECL(unsigned, stages);
 
+// -DGU_UNITS=1 (contract_pp_sk.toml): walks work units (pl::unit_at, k slices of a tile) instead
+// of whole tiles, so a link under --tile-schedule split-k may cut the partial last wave's tiles
+// along k across blocks; the instances take the units in turn as they take tiles. A unit that does
+// not emit stores its f32 accumulators (fragment order: register j of thread t at j * 128 + t, lo
+// then hi) and publishes; the emitting unit adds its peers' before the epilogue. Whichever instance
+// computed a block's piece, both sides use slot 0 of the block's record (a block stores at most one).
+#ifndef GU_UNITS
+#define GU_UNITS 0
+#endif
+#if GU_UNITS
+PL_PARTIAL_BYTES(wgmma_gu_pp_main, 2 * wgmma_gu_pp::kAcc * 128 * 4);  // lo and hi, kAcc f32 per thread, 128 threads
+
+PL_COMPONENT(wgmma_gu_pp_main) {
+  using namespace wgmma_gu_pp;
+  const unsigned lane = threadIdx.x & 31u, warp = ctx.warp(), tid = threadIdx.x & 127u;
+  const unsigned me = ctx.slots->instance;  // 0 or 1: this warpgroup's turn is every other unit
+  const unsigned early_max = PL_FACT(stages) - 2u;  // the next unit's stages released before the epilogue
+  unsigned released = 0;  // stages of the current (other instance's) unit already released
+  C::In_ab ab(ctx);
+  C::In_ab done(ctx);  // one stage behind ab within a unit
+  C::Out_acc out(ctx);
+  float lo[kAcc], hi[kAcc];
+  pl::Unit u;
+  for (unsigned i = 0; pl::unit_at(ctx, i, u); ++i) {
+    const unsigned n_k = u.k_end - u.k_begin;
+    if ((i & 1u) != me) {
+      for (unsigned kt = released; kt < n_k; ++kt) {
+        ab.wait();
+        ab.release(ctx);
+        ab.advance();
+        done.advance();
+      }
+      released = 0;
+      if (u.emit) {  // "acc" stages exist for emitted tiles only (the store walks those)
+        out.acquire();
+        out.commit(ctx);
+        out.advance();
+      }
+      continue;
+    }
+    pl::Unit next;  // asked while no accumulator is live (the call would cost spills)
+    const unsigned early = pl::unit_at(ctx, i + 1, next) ? min(next.k_end - next.k_begin, early_max) : 0u;
+    for (unsigned kt = 0; kt < n_k; ++kt) {
+      ab.wait();
+      const unsigned a = pl::smem_addr(ab.a<unsigned char>(ctx));
+      const unsigned b = pl::smem_addr(ab.b<unsigned char>(ctx));
+      wgmma_fence();
+#pragma unroll
+      for (unsigned k = 0; k < kTileK / 16; ++k) {
+        const int scale = (kt > 0 || k > 0) ? 1 : 0;  // the unit's first step overwrites
+        wgmma_m64n128k16(lo, desc_sw128(a + k * 32u), desc_sw128(b + k * 32u), scale);
+        wgmma_m64n128k16(hi, desc_sw128(a + 64u * 128u + k * 32u), desc_sw128(b + k * 32u), scale);
+      }
+      wgmma_commit();
+      if (kt > 0) {
+        wgmma_wait_one();
+        fence_operands(lo);
+        fence_operands(hi);
+        done.release(ctx);
+        done.advance();
+      }
+      ab.advance();
+    }
+    wgmma_wait_all();
+    fence_operands(lo);
+    fence_operands(hi);
+    if (n_k > 0) {
+      done.release(ctx);
+      done.advance();
+    }
+    for (released = 0; released < early; ++released) {  // the next (other instance's) unit's first stages
+      ab.wait();
+      ab.release(ctx);
+      ab.advance();
+      done.advance();
+    }
+    if (!u.emit) {
+      // A piece of a tile another block emits: its partial, in fragment order, then the flag.
+      float* p = pl::partials<float>(ctx, blockIdx.x, 0);
+#pragma unroll
+      for (unsigned j = 0; j < kAcc; ++j) {
+        __stcg(p + j * 128u + tid, lo[j]);
+        __stcg(p + (kAcc + j) * 128u + tid, hi[j]);
+      }
+      C::barrier::wg_sync::sync(ctx);
+      if (tid == 0) pl::partials_publish(ctx, 0);
+      continue;
+    }
+    if (u.peer_end > u.peer_begin) {
+      // The tile's other k slices, summed in block order (deterministic).
+      if (tid == 0)
+        for (unsigned b = u.peer_begin; b < u.peer_end; ++b) pl::partials_wait(ctx, b, 0);
+      C::barrier::wg_sync::sync(ctx);
+      for (unsigned b = u.peer_begin; b < u.peer_end; ++b) {
+        const float* p = pl::partials<const float>(ctx, b, 0);
+#pragma unroll
+        for (unsigned j = 0; j < kAcc; ++j) {
+          lo[j] += __ldcg(p + j * 128u + tid);
+          hi[j] += __ldcg(p + (kAcc + j) * 128u + tid);
+        }
+        if (tid == 0) pl::partials_consumed(ctx, b, 0);  // read once per launch: clear for the next
+      }
+    }
+    out.acquire();
+    unsigned char* const p0 = out.p0<unsigned char>(ctx);
+    unsigned char* const p1 = out.p1<unsigned char>(ctx);
+    store_half(p0, p1, lo, 0u, warp, lane);
+    store_half(p0, p1, hi, 64u, warp, lane);
+    out.commit(ctx);
+    out.advance();
+  }
+}
+#else
 PL_COMPONENT(wgmma_gu_pp_main) {
   using namespace wgmma_gu_pp;
   const unsigned lane = threadIdx.x & 31u, warp = ctx.warp();
@@ -164,3 +277,4 @@ PL_COMPONENT(wgmma_gu_pp_main) {
     out.advance();
   }
 }
+#endif
