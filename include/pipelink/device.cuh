@@ -146,26 +146,18 @@ extern "C" __device__ unsigned pl_partials_wait_marker;
 extern "C" __device__ unsigned pl_partials_consumed_marker;
 // This instance's partial slot in block `block`'s record (16-byte aligned; read another block's
 // with ld.global.cg, e.g. __ldcg, after partials_wait: it was written from another SM).
-// The overloads with `slot` name the slot of instance `slot` (< the component's instances) instead
-// of the caller's own: for a component whose instances take turns on the units (the ping-pong
-// main loop, wgmma_gu_pp.cu), so that whichever instance computed a block's piece, writer and
-// reader agree on one slot (a block stores at most one partial).
-template <class T> __device__ __forceinline__ T* partials(const Ctx& ctx, unsigned block, unsigned slot) {
-  asm volatile("// pl::partials %0" ::"l"(&pl_partials_marker));
-  return reinterpret_cast<T*>(pl_partials(ctx.args, block, slot));
-}
 template <class T> __device__ __forceinline__ T* partials(const Ctx& ctx, unsigned block) {
-  return partials<T>(ctx, block, ctx.slots->instance);
+  asm volatile("// pl::partials %0" ::"l"(&pl_partials_marker));
+  return reinterpret_cast<T*>(pl_partials(ctx.args, block, ctx.slots->instance));
 }
 // One thread of the instance, after all of its threads stored their part of the partial and then
 // synchronised (a named barrier): makes the stores visible GPU-wide, then flags this block's slot.
-__device__ __forceinline__ void partials_publish(const Ctx& ctx, unsigned slot) {
+__device__ __forceinline__ void partials_publish(const Ctx& ctx) {
   asm volatile("// pl::partials_publish %0" ::"l"(&pl_partials_marker));
-  unsigned* f = pl_partials_flag(ctx.args, blockIdx.x, slot);
+  unsigned* f = pl_partials_flag(ctx.args, blockIdx.x, ctx.slots->instance);
   asm volatile("fence.acq_rel.gpu;" ::: "memory");
   asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(f), "r"(1u) : "memory");
 }
-__device__ __forceinline__ void partials_publish(const Ctx& ctx) { partials_publish(ctx, ctx.slots->instance); }
 
 // ---- PTX wrappers ---------------------------------------------------------------------------
 // Byte offset of 16-byte chunk `chunk` (0..7) of row `row` in a tensor declared `swizzle =
@@ -243,9 +235,9 @@ __device__ __forceinline__ void mbar_wait(unsigned addr, unsigned parity, unsign
 // One thread: waits until block `block` published its partial for this instance; synchronise the
 // instance's threads after it, before they read the partial. With PL_CHECKED it gives up after
 // about 2^31 cycles like a pipe wait (pl_abort; the kernel drains, its output is invalid).
-__device__ __forceinline__ void partials_wait(const Ctx& ctx, unsigned block, unsigned slot) {
+__device__ __forceinline__ void partials_wait(const Ctx& ctx, unsigned block) {
   asm volatile("// pl::partials_wait %0" ::"l"(&pl_partials_wait_marker));
-  const unsigned* f = pl_partials_flag(ctx.args, block, slot);
+  const unsigned* f = pl_partials_flag(ctx.args, block, ctx.slots->instance);
   unsigned v = 0;
 #ifdef PL_CHECKED
   long long start = clock64();
@@ -266,14 +258,10 @@ __device__ __forceinline__ void partials_wait(const Ctx& ctx, unsigned block, un
 }
 // One thread, after every thread of the instance read block `block`'s partial (synchronised): the
 // slot's flag is cleared for the next launch (each slot is read once per launch).
-__device__ __forceinline__ void partials_consumed(const Ctx& ctx, unsigned block, unsigned slot) {
-  asm volatile("// pl::partials_consumed %0" ::"l"(&pl_partials_consumed_marker));
-  unsigned* f = pl_partials_flag(ctx.args, block, slot);
-  asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(f), "r"(0u) : "memory");
-}
-__device__ __forceinline__ void partials_wait(const Ctx& ctx, unsigned block) { partials_wait(ctx, block, ctx.slots->instance); }
 __device__ __forceinline__ void partials_consumed(const Ctx& ctx, unsigned block) {
-  partials_consumed(ctx, block, ctx.slots->instance);
+  asm volatile("// pl::partials_consumed %0" ::"l"(&pl_partials_consumed_marker));
+  unsigned* f = pl_partials_flag(ctx.args, block, ctx.slots->instance);
+  asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(f), "r"(0u) : "memory");
 }
 __device__ __forceinline__ void named_barrier_sync(unsigned id, unsigned threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
