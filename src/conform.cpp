@@ -296,6 +296,13 @@ struct Expected {
   std::string suggest;   // the declaration to add when missing
 };
 
+// A record's value as the contract would write it: an arrive mode's name, a swizzle's ("none", "64B").
+std::string record_value(const std::string& kind, int64_t v) {
+  if (kind == "arrive") return std::string("\"") + arrive_name(v) + "\"";
+  if (kind == "swizzle") return v == 0 ? std::string("\"none\"") : "\"" + std::to_string(v) + "B\"";
+  return std::to_string(v);
+}
+
 void check_records(LinkContext& ctx, const Contract& c, const std::string& object, const std::vector<Record>& all) {
   std::map<std::pair<std::string, std::string>, Expected> want;  // (kind, key)
   const std::string& e = c.entry;
@@ -321,6 +328,8 @@ void check_records(LinkContext& ctx, const Contract& c, const std::string& objec
       if (t.any_shape) continue;
       want[{"rows", p.name + "." + t.name}] = {"port '" + p.name + "' tensor '" + t.name + "' rows", t.rows.loc, t.rows.value, false, ""};
       want[{"cols", p.name + "." + t.name}] = {"port '" + p.name + "' tensor '" + t.name + "' cols", t.cols.loc, t.cols.value, false, ""};
+      want[{"swizzle", p.name + "." + t.name}] = {"port '" + p.name + "' tensor '" + t.name + "' swizzle", t.loc,
+                                                  swizzle_span(t.swizzle), false, ""};
     }
     if (p.per_tile_declared) {
       std::string err;
@@ -357,7 +366,7 @@ void check_records(LinkContext& ctx, const Contract& c, const std::string& objec
     seen[k] = &r;
     auto w = want.find(k);
     if (w == want.end()) {
-      const std::string v = r.kind == "arrive" ? std::string("\"") + arrive_name(r.value) + "\"" : std::to_string(r.value);
+      const std::string v = record_value(r.kind, r.value);
       Diagnostic& d = ctx.diags.error("records", "component '" + c.name + "': object '" + object + "' declares " + r.kind +
                                                      (r.key.empty() ? "" : " '" + r.key + "'") + " = " + v +
                                                      ", which contract " + c.path + " does not state", c.loc);
@@ -381,8 +390,8 @@ void check_records(LinkContext& ctx, const Contract& c, const std::string& objec
       continue;
     }
     if (*x.value != r.value) {
-      std::string got = r.kind == "arrive" ? std::string("\"") + arrive_name(r.value) + "\"" : std::to_string(r.value);
-      std::string exp = r.kind == "arrive" ? std::string("\"") + arrive_name(*x.value) + "\"" : std::to_string(*x.value);
+      std::string got = record_value(r.kind, r.value);
+      std::string exp = record_value(r.kind, *x.value);
       Diagnostic& d = ctx.diags.error("records", "component '" + c.name + "': " + x.what + " is " + exp +
                                                      " in the contract but " + got + " in object '" + object + "'", x.loc);
       d.notes.push_back("the object was compiled for " + got + ": rebuild it, or correct the contract");

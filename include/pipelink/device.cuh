@@ -526,6 +526,10 @@ static __device__ __attribute__((used)) const ::pl::BuildRecord pl_record_build(
 #define PL_COLS(entry, port, tensor, cols) \
   PL_RECORD_(pl_record_cols_##entry##_##port##_##tensor, "cols", entry, #port "." #tensor, cols)
 #define PL_PER_TILE(entry, port, stages) PL_RECORD_(pl_record_per_tile_##entry##_##port, "per_tile", entry, #port, stages)
+// The swizzle the code compiled in for a tensor (wgmma descriptors, sw128_offset, its own XOR),
+// as the span in bytes: 0 (none), 32, 64 or 128. Checked against the tensor's `swizzle`.
+#define PL_SWIZZLE(entry, port, tensor, bytes) \
+  PL_RECORD_(pl_record_swizzle_##entry##_##port##_##tensor, "swizzle", entry, #port "." #tensor, bytes)
 // The bytes one instance writes through pl::partials (a component that declares [tiles]
 // partial_bytes must declare this, from the constants its code uses).
 #define PL_PARTIAL_BYTES(entry, bytes) PL_RECORD_(pl_record_partial_bytes_##entry, "partial_bytes", entry, "", bytes)

@@ -55,6 +55,10 @@ PL_COLS(moe_swiglu_main, acc, p0, 64);
 PL_COLS(moe_swiglu_main, acc, p1, 64);
 PL_COLS(moe_swiglu_main, acc, p2, 64);
 PL_COLS(moe_swiglu_main, acc, p3, 64);
+PL_SWIZZLE(moe_swiglu_main, acc, p0, 128);  // read with sw128_offset
+PL_SWIZZLE(moe_swiglu_main, acc, p1, 128);
+PL_SWIZZLE(moe_swiglu_main, acc, p2, 128);
+PL_SWIZZLE(moe_swiglu_main, acc, p3, 128);
 #endif
 
 PL_COMPONENT(moe_swiglu_main) {

@@ -146,6 +146,18 @@ PL_REGISTERS(wgmma_gu_main, 216);        // the accumulators fit in 216 (MoE run
 #if GU_UNITS
 PL_PARTIAL_BYTES(wgmma_gu_main, 2 * wgmma_gu::kAcc * 128 * 4);  // gate and up, kAcc f32 per thread, 128 threads
 #endif
+// The swizzles the code compiles in: the operands' wgmma descriptors (desc_sw128), the acc stage's
+// stores (sw128_offset for the panels, plain row-major otherwise).
+PL_SWIZZLE(wgmma_gu_main, ab, a, 128);
+PL_SWIZZLE(wgmma_gu_main, ab, b, 128);
+#if GU_ACC_PANELS
+PL_SWIZZLE(wgmma_gu_main, acc, p0, 128);
+PL_SWIZZLE(wgmma_gu_main, acc, p1, 128);
+PL_SWIZZLE(wgmma_gu_main, acc, p2, 128);
+PL_SWIZZLE(wgmma_gu_main, acc, p3, 128);
+#else
+PL_SWIZZLE(wgmma_gu_main, acc, tile, 0);
+#endif
 #if GU_ACC_PANELS
 PL_COLS(wgmma_gu_main, acc, p0, 64);
 PL_COLS(wgmma_gu_main, acc, p1, 64);

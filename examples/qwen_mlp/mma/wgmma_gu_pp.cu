@@ -74,6 +74,11 @@ PL_ROWS(wgmma_gu_pp_main, acc, p0, wgmma_gu_pp::kTileM);
 PL_ROWS(wgmma_gu_pp_main, acc, p1, wgmma_gu_pp::kTileM);
 PL_COLS(wgmma_gu_pp_main, acc, p0, 64);
 PL_COLS(wgmma_gu_pp_main, acc, p1, 64);
+// The swizzles it compiles in: the operands' descriptors (desc_sw128), the panels' stores (sw128_offset).
+PL_SWIZZLE(wgmma_gu_pp_main, ab, a, 128);
+PL_SWIZZLE(wgmma_gu_pp_main, ab, b, 128);
+PL_SWIZZLE(wgmma_gu_pp_main, acc, p0, 128);
+PL_SWIZZLE(wgmma_gu_pp_main, acc, p1, 128);
 
 PL_FACT_DECL(unsigned, stages);
 

@@ -52,6 +52,17 @@ __device__ __forceinline__ unsigned swiglu2(unsigned g, unsigned u) {
 
 // What this code compiles in beyond the header's records, checked against contract.toml.
 PL_ROWS(swiglu_epilogue_main, out, tile, swiglu_epilogue::kOutRows);
+PL_SWIZZLE(swiglu_epilogue_main, out, tile, 0);  // row-major 16-byte chunk stores
+#if SWIGLU_PANELS
+PL_SWIZZLE(swiglu_epilogue_main, acc, p0, 128);  // sw128_offset
+PL_SWIZZLE(swiglu_epilogue_main, acc, p1, 128);
+#if SWIGLU_PANELS != 2
+PL_SWIZZLE(swiglu_epilogue_main, acc, p2, 128);
+PL_SWIZZLE(swiglu_epilogue_main, acc, p3, 128);
+#endif
+#else
+PL_SWIZZLE(swiglu_epilogue_main, acc, tile, 0);
+#endif
 #if SWIGLU_PANELS
 // The panels this build reads: without these records the object also links under the row-major
 // contract (same warps, arrive modes and facts) and reads the row-major stage as panels.

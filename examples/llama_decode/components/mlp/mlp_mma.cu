@@ -35,6 +35,9 @@ PL_PROVIDE(mlp_mma_main, tile_m, mlp_mma::kTileM);
 PL_PROVIDE(mlp_mma_main, tile_n, mlp_mma::kTileN);
 PL_PROVIDE(mlp_mma_main, tile_k, mlp_mma::kTileK);
 PL_PROVIDE(mlp_mma_main, dn_n, mlp_mma::kDnN);
+PL_SWIZZLE(mlp_mma_main, gu, a, 128);  // the wgmma descriptors (desc_sw128)
+PL_SWIZZLE(mlp_mma_main, gu, b, 128);
+PL_SWIZZLE(mlp_mma_main, dn, b, 128);
 
 PL_COMPONENT(mlp_mma_main) {
   using namespace mlp_mma;

@@ -28,6 +28,8 @@ PL_PROVIDE(mlp_umma_main, tile_m, mlp_umma::kTileM);
 PL_PROVIDE(mlp_umma_main, tile_n, mlp_umma::kTileN);
 PL_PROVIDE(mlp_umma_main, tile_k, mlp_umma::kTileK);
 PL_PROVIDE(mlp_umma_main, dn_n, mlp_umma::kDnN);
+PL_SWIZZLE(mlp_umma_main, x, x, 128);  // the wgmma descriptors (desc_sw128_rows8, desc_sw128)
+PL_SWIZZLE(mlp_umma_main, w, b, 128);
 
 PL_COMPONENT(mlp_umma_main) {
   using namespace mlp_umma;

@@ -25,6 +25,8 @@ constexpr unsigned kAcc = kTileN / 2;  // f32 accumulator registers per thread
 // What this code compiles in beyond the header's records, checked against the contract.
 PL_PROVIDE(sk_mma_main, tile_m, sk_mma::kTileM);
 PL_PROVIDE(sk_mma_main, tile_n, sk_mma::kTileN);
+PL_SWIZZLE(sk_mma_main, ab, a, 128);  // the wgmma descriptors (desc_sw128)
+PL_SWIZZLE(sk_mma_main, ab, b, 128);
 PL_PROVIDE(sk_mma_main, tile_k, sk_mma::kTileK);
 
 PL_COMPONENT(sk_mma_main) {
