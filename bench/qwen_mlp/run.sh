@@ -23,31 +23,27 @@ if [ ! -x "$BENCH" ] || [ ! -f "$B/bench/swiglu.cubin" ] || [ ! -f "$B/bench/ben
 fi
 
 args=()
+# add FLAG... K: the kernel K's cubin and map after FLAG... (or skip it; with REQUIRE_ALL, fail).
+add() {
+  local k=${*: -1}
+  if [ -f "$K/$k.cubin" ] && [ -f "$K/$k.map" ]; then
+    args+=("${@:1:$#-1}" "$K/$k.cubin" "$K/$k.map")
+  elif [ -n "${REQUIRE_ALL:-}" ]; then
+    echo "run.sh: FAIL: $K/$k.cubin or $K/$k.map does not exist (REQUIRE_ALL is set: every kernel must run)"
+    exit 2
+  else
+    echo "run.sh: skipping $k: $K/$k.cubin or $K/$k.map does not exist"
+  fi
+}
 for k in fused fused_control fused_medium fused_medium_control fused_narrow fused_narrow_control fused_small fused_small_control \
          gemm gemm_control gemm_medium gemm_medium_control gemm_narrow gemm_narrow_control gemm_small gemm_small_control \
          fused_sw fused_sw_control gemm_sw gemm_sw_control fused_sw_splitk gemm_sw_splitk \
          fused_small16 fused_small16_control gemm_small16 gemm_small16_control fused_pp_g8 fused_pp_g8_control; do
-  if [ -f "$K/$k.cubin" ] && [ -f "$K/$k.map" ]; then
-    args+=("--${k//_/-}" "$K/$k.cubin" "$K/$k.map")
-  elif [ -n "${REQUIRE_ALL:-}" ]; then
-    echo "run.sh: FAIL: $K/$k.cubin or $K/$k.map does not exist (REQUIRE_ALL is set: every kernel must run)"
-    exit 2
-  else
-    echo "run.sh: skipping $k: $K/$k.cubin or $K/$k.map does not exist"
-  fi
+  add "--${k//_/-}" "$k"
 done
-# Timed and checked beside the others, never selected (--probe): the ping-pong main loop (session 12).
-for k in gemm_pp_g8; do
-  label=${k//_/-}; label=${label/-pp/-sw-pp}  # gemm-sw-pp-g8: its GEMM stores 64-column panels
-  if [ -f "$K/$k.cubin" ] && [ -f "$K/$k.map" ]; then
-    args+=(--probe "$label" "$K/$k.cubin" "$K/$k.map")
-  elif [ -n "${REQUIRE_ALL:-}" ]; then
-    echo "run.sh: FAIL: $K/$k.cubin or $K/$k.map does not exist (REQUIRE_ALL is set: every kernel must run)"
-    exit 2
-  else
-    echo "run.sh: skipping $k: $K/$k.cubin or $K/$k.map does not exist"
-  fi
-done
+# Timed and checked beside the others, never selected (--probe): the ping-pong GEMM (session 12),
+# labelled gemm-sw-pp-g8: its store writes 64-column panels.
+add --probe gemm-sw-pp-g8 gemm_pp_g8
 if [ ${#args[@]} -eq 0 ]; then
   echo "run.sh: FAIL: no PipeLink kernel found under $K; nothing would run"
   exit 2
