@@ -47,6 +47,7 @@ HEADERS=(
   "$E/llama_decode/components/mlp/mlp_mma.contract.h|$E/llama_decode/components/mlp/mlp_mma.toml"
   "tests/gpu/transfer/tile_source.contract.h|tests/gpu/transfer/source.toml"
   "tests/gpu/transfer/tile_sink.contract.h|tests/gpu/transfer/sink.toml"
+  "tests/gpu/transfer/tma_source.contract.h|tests/gpu/transfer/tma_source_64.toml tests/gpu/transfer/tma_source_32.toml"
   "tests/gpu/checked/idle_source.contract.h|tests/gpu/checked/idle_source.toml"
 )
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT

@@ -35,7 +35,8 @@ fi
 if [ "${2:-}" = checked ]; then
   exec timeout 60 "$B/tests/transfer/run_transfer" "$B/tests/transfer/checked.cubin" "$B/tests/transfer/checked.map" --expect-timeout
 fi
-if [ "${2:-}" = transfer ] || [ "${2:-}" = transfer_64 ] || [ "${2:-}" = transfer_32 ]; then
+if [ "${2:-}" = transfer ] || [ "${2:-}" = transfer_64 ] || [ "${2:-}" = transfer_32 ] || [ "${2:-}" = transfer_tma64 ] ||
+   [ "${2:-}" = transfer_tma32 ]; then
   exec timeout 60 "$B/tests/transfer/run_transfer" "$B/tests/transfer/$2.cubin" "$B/tests/transfer/$2.map"
 fi
 G=$B/examples/gemm

@@ -36,6 +36,28 @@ int main(int argc, char** argv) {
   CUdeviceptr out;
   CU(cuMemAlloc(&out, size_t(M) * N * 4));
   CU(cuMemsetD8(out, 0xFF, size_t(M) * N * 4));
+  // A TMA source (tma_source.cu, session 12): the input holds the pattern the sink must reproduce,
+  // loaded by TMA with the swizzle whose line is one tile row (cols x 4 bytes: 64 or 32).
+  CUdeviceptr in = 0;
+  if (m.param_types().count("in_map")) {
+    std::vector<float> hin(size_t(M) * N);
+    for (unsigned i = 0; i < M; ++i)
+      for (unsigned j = 0; j < N; ++j)
+        hin[size_t(i) * N + j] = (i / rows) * 1e6f + (j / cols) * 1e4f + (i % rows) * 100.f + (j % cols);
+    CU(cuMemAlloc(&in, hin.size() * 4));
+    CU(cuMemcpyHtoD(in, hin.data(), hin.size() * 4));
+    const unsigned span = cols * 4;
+    const CUtensorMapSwizzle sw = span == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : span == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                  : span == 32 ? CU_TENSOR_MAP_SWIZZLE_32B : CU_TENSOR_MAP_SWIZZLE_NONE;
+    CUtensorMap map;
+    const cuuint64_t dims[2] = {N, M}, strides[1] = {cuuint64_t(N) * 4};
+    const cuuint32_t box[2] = {cols, rows}, estr[2] = {1, 1};
+    CU(cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, reinterpret_cast<void*>(in), dims, strides, box, estr,
+                              CU_TENSOR_MAP_INTERLEAVE_NONE, sw, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+    if (auto s = m.set_tensormap("in_map", map); !s) { std::fprintf(stderr, "%s\n", s.message.c_str()); return 2; }
+    std::printf("input loaded by TMA, swizzle %u bytes\n", span);
+  }
   const bool expect_timeout = argc > 3 && std::string(argv[3]) == "--expect-timeout";
   for (auto s : {m.set_ptr("out", out), m.set_u32("M", M), m.set_u32("N", N), m.launch(20)})
     if (!s) { std::fprintf(stderr, "%s\n", s.message.c_str()); return 2; }
