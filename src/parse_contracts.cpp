@@ -499,7 +499,7 @@ struct Reader {
         d.layout = str(tt, "layout", "[[port.tensor]]", false, "row");
         if (d.layout != "row" && d.layout != "col") err(tt.get("layout"), "tensor '" + d.name + "': layout must be 'row' or 'col'");
         d.swizzle = str(tt, "swizzle", "[[port.tensor]]", false, "none");
-        if (d.swizzle != "none" && d.swizzle != "32B" && d.swizzle != "64B" && d.swizzle != "128B")
+        if (d.swizzle != "none" && !swizzle_span(d.swizzle))  // context.h: the swizzles the linker knows
           err(tt.get("swizzle"), "tensor '" + d.name + "': swizzle must be 'none', '32B', '64B' or '128B'");
         d.space = str(tt, "space", "[[port.tensor]]", false, "smem");
         if (d.space != "smem")
