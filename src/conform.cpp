@@ -7,7 +7,7 @@
 // (barrier ids, offsets) can, so a constant left where a slot belongs was written by the component.
 // From the probe's PTX it checks:
 //   1. records: the values the code declares it compiled in (PL_PROVIDE, PL_WARPS, PL_REGISTERS,
-//      PL_ARRIVE, PL_INSTANCES, PL_ROWS/PL_COLS, PL_PER_TILE in pipelink/device.cuh) against the
+//      PL_ARRIVE, PL_INSTANCES, PL_ROWS/PL_COLS, PL_PER_TILE, PL_SWIZZLE in pipelink/device.cuh) against the
 //      contract: a disagreement, a record the contract has no counterpart for, or a missing required
 //      record (provided facts, warps, registers, arrive modes) refuses the link [records];
 //   2. conformance of each component's code (its probe kernel and every function it calls)
@@ -325,11 +325,12 @@ void check_records(LinkContext& ctx, const Contract& c, const std::string& objec
                                 static_cast<int64_t>(p.arrive == Arrive::One ? 0 : p.arrive == Arrive::Warp ? 1 : 2), true,
                                 "PL_ARRIVE(" + e + ", " + p.name + ", " + mode + ")"};
     for (const TensorDecl& t : p.tensors) {
+      // The swizzle is the port's own even where the shape is the producer's ("*").
+      want[{"swizzle", p.name + "." + t.name}] = {"port '" + p.name + "' tensor '" + t.name + "' swizzle", t.loc,
+                                                  swizzle_span(t.swizzle), false, ""};
       if (t.any_shape) continue;
       want[{"rows", p.name + "." + t.name}] = {"port '" + p.name + "' tensor '" + t.name + "' rows", t.rows.loc, t.rows.value, false, ""};
       want[{"cols", p.name + "." + t.name}] = {"port '" + p.name + "' tensor '" + t.name + "' cols", t.cols.loc, t.cols.value, false, ""};
-      want[{"swizzle", p.name + "." + t.name}] = {"port '" + p.name + "' tensor '" + t.name + "' swizzle", t.loc,
-                                                  swizzle_span(t.swizzle), false, ""};
     }
     if (p.per_tile_declared) {
       std::string err;
@@ -360,7 +361,13 @@ void check_records(LinkContext& ctx, const Contract& c, const std::string& objec
       if (s->second->value != r.value)
         ctx.diags.error("records", "component '" + c.name + "': object '" + object + "' declares " + r.kind +
                                        (r.key.empty() ? "" : " '" + r.key + "'") + " twice, as " +
-                                       std::to_string(s->second->value) + " and " + std::to_string(r.value), c.loc);
+                                       record_value(r.kind, s->second->value) + " and " + record_value(r.kind, r.value), c.loc);
+      continue;
+    }
+    if (r.kind == "swizzle" && r.value != 0 && r.value != 32 && r.value != 64 && r.value != 128) {
+      ctx.diags.error("records", "component '" + c.name + "': object '" + object + "' declares swizzle '" + r.key + "' = " +
+                                     std::to_string(r.value) + " bytes; PL_SWIZZLE takes 0 (none), 32, 64 or 128", c.loc);
+      seen[k] = &r;
       continue;
     }
     seen[k] = &r;
