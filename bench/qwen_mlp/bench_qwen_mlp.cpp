@@ -114,7 +114,23 @@ struct TestKernel {
   unsigned panel_rows = 0;  // panels: the rows of an accumulator panel (tile_m, or 64 for *-sw64r*)
   unsigned grid = 0;  // for the current M
   bool probe = false; // --probe: timed and checked beside the others, never selected
+  bool packed_w = false;  // its loader reads W packed by the link's gu_pack_w (param w_packed)
+  std::unique_ptr<DeviceBuffer> w_packed;  // that packing of W, made once (not timed)
 };
+
+// A link whose loader reads a packed W (gu_loader_packed.cu): W packed by that link's own
+// gu_pack_w (the same cubin, so the layout is the one its loader reads), once, before any timing.
+void pack_weights(TestKernel& k, CUdeviceptr W, CUstream s) {
+  CUfunction pack;
+  CU(cuModuleGetFunction(&pack, k.mod.module(), "gu_pack_w"));
+  const unsigned n_tiles = (kInter + k.tile_n - 1) / k.tile_n, k_tiles = kHidden / k.tile_k;
+  k.w_packed = std::make_unique<DeviceBuffer>(size_t(n_tiles) * k_tiles * 2 * k.tile_n * k.tile_k * 2);
+  CUdeviceptr w = W, out = k.w_packed->p;
+  unsigned rows = kGateUp, K = kHidden, N = kInter, n_step = k.fused ? k.tile_n : 2 * k.tile_n, b_stride = k.fused ? kInter : k.tile_n;
+  void* a[] = {&w, &rows, &K, &N, &n_step, &b_stride, &out};
+  CU(cuLaunchKernel(pack, 1024, 1, 1, 256, 1, 1, 0, s, a, nullptr));
+  CU(cuStreamSynchronize(s));
+}
 
 void load_kernel(TestKernel& k) {
   must(k.mod.load(k.cubin, k.map), k.label);
@@ -131,6 +147,8 @@ void load_kernel(TestKernel& k) {
   long long tk = 64;  // maps of links from before the fact was read: 64
   if (k.mod.fact("tile_k", tk) && tk != 64 && tk != 32) die(k.label + ": tile_k = " + std::to_string(tk) + ": the bench makes boxes of 64 or 32");
   k.tile_k = unsigned(tk);
+  k.packed_w = k.mod.param_types().count("w_packed") != 0;
+  if (k.packed_w && k.tile_k != 64) die(k.label + ": a packed W is packed in 64-wide k slices");
   if (k.panels) {  // the rows of the accumulator panels the store writes: the map's "tensor p0 bf16[RxC]" line
     std::ifstream f(k.map);
     std::string line;
@@ -158,13 +176,18 @@ void configure_kernel(TestKernel& k, unsigned M, CUdeviceptr X, CUdeviceptr W, C
       : k.panels ? make_map(out, M, kGateUp, k.panel_rows, 64, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE)
               : make_map(out, M, kGateUp, k.tile_m, 2 * k.tile_n, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE);
   must(k.mod.set_tensormap("x_map", x_map), k.label);
-  must(k.mod.set_tensormap("w_map", w_map), k.label);
   must(k.mod.set_tensormap("out_map", out_map), k.label);
   must(k.mod.set_u32("K", kHidden), k.label);
   must(k.mod.set_u32("M", M), k.label);
   must(k.mod.set_u32("N", kInter), k.label);
-  must(k.mod.set_u32("n_step", k.fused ? k.tile_n : 2 * k.tile_n), k.label);
-  must(k.mod.set_u32("b_stride", k.fused ? kInter : k.tile_n), k.label);
+  if (k.packed_w) {  // W's rows, n_step and b_stride are in the packing (pack_weights)
+    if (!k.w_packed) die(k.label + ": W not packed");
+    must(k.mod.set_ptr("w_packed", k.w_packed->p), k.label);
+  } else {
+    must(k.mod.set_tensormap("w_map", w_map), k.label);
+    must(k.mod.set_u32("n_step", k.fused ? k.tile_n : 2 * k.tile_n), k.label);
+    must(k.mod.set_u32("b_stride", k.fused ? kInter : k.tile_n), k.label);
+  }
   // Session 11: the runtime's persistent grid (Module::persistent_grid; before: min(SMs, tiles)).
   // For a data-parallel link the fewest blocks that take as many rounds as all resident blocks
   // (247 tiles: 124 blocks, not 132); for split-k the resident blocks.
@@ -600,6 +623,8 @@ int main(int argc, char** argv) {
   DeviceBuffer GU32(max_m * kGateUp * 4);  // reference
   DeviceBuffer H32(max_m * kInter * 4);    // reference
   util.fill_bf16(W.p, size_t(kGateUp) * kHidden, info.seed, kWScale);
+  for (auto& k : kernels)
+    if (k->packed_w) pack_weights(*k, W.p, stream);
 
   std::vector<MResult> results;
   bool all_ok = true;

@@ -138,6 +138,25 @@ def poisoned_check(name, fn, outs, refs, hold, atol: float):
     return B.tol_check(out, ref, atol, rtol), out
 
 
+def packed_weight(k, W, n_step: int, b_stride: int):
+    """W packed for a link whose loader reads a packed weight (gu_loader_packed.cu): by the
+    gu_pack_w kernel of that link's own cubin (its layout is the one that link's loader reads).
+    Made once per kernel and weight (not timed); kept on the kernel."""
+    key = (W.data_ptr(), n_step, b_stride)
+    cache = k.__dict__.setdefault("_packed_w", {})
+    if key not in cache:
+        tn, tk = k.fact("tile_n"), k.fact("tile_k")
+        n_tiles, k_tiles = -(-INTER // tn), HID // tk
+        out = torch.empty(n_tiles * k_tiles * 2 * tn * tk, dtype=torch.bfloat16, device=W.device)
+        pack = pipelink.Function(k.cubin_path, "gu_pack_w", ["ptr", "u32", "u32", "u32", "u32", "u32", "ptr"])
+        pack.launch(1024, 256, W, W.shape[0], HID, INTER, n_step, b_stride, out)
+        torch.cuda.synchronize()
+        pack.close()
+        cache.clear()  # one packing per kernel: W changes between benches, not within one
+        cache[key] = out
+    return cache[key]
+
+
 def configure(k, fused: bool, X, W, out, M: int, sms: int, panels: bool = False) -> int:
     """Sets the kernel's params for M (out: H [M, I] for fused, GU [M, 2I] for gemm); returns the grid.
     panels: the kernel stores its tile as four 64-column panels in the 128B swizzle (gemm_sw)."""
@@ -149,12 +168,15 @@ def configure(k, fused: bool, X, W, out, M: int, sms: int, panels: bool = False)
         raise ValueError(f"configure: tile_k = {tk}: the X / W boxes are 64 (128B swizzle) or 32 (64B) wide")
     sw = {64: "128B", 32: "64B"}[tk]
     x_map = pipelink.tensor_map(X, box=(tm, tk), swizzle=sw, l2_promotion="256B")
-    w_map = pipelink.tensor_map(W, box=(tn, tk), swizzle=sw, l2_promotion="256B")
     # the SwiGLU's "out" stages: 64 rows (16 for the 16-row decode tile, fused_small16)
     o_map = pipelink.tensor_map(out, box=(min(64, tm), tn) if fused else (tm, 64) if panels else (tm, 2 * tn),
                                 swizzle="128B" if panels else "none", l2_promotion="none")
-    k.set(x_map=x_map, w_map=w_map, out_map=o_map, K=HID, M=M, N=INTER, n_step=tn if fused else 2 * tn,
-          b_stride=INTER if fused else tn)
+    n_step, b_stride = (tn, INTER) if fused else (2 * tn, tn)
+    if "w_packed" in k.params:  # session 13: the loader reads W packed by its own link's gu_pack_w
+        k.set(w_packed=packed_weight(k, W, n_step, b_stride))
+    else:
+        k.set(w_map=pipelink.tensor_map(W, box=(tn, tk), swizzle=sw, l2_promotion="256B"), n_step=n_step, b_stride=b_stride)
+    k.set(x_map=x_map, out_map=o_map, K=HID, M=M, N=INTER)
     # Session 11 (before: min(sms, tiles)): the runtime's persistent grid, for a data-parallel link
     # the fewest blocks that take as many rounds of tiles as all resident ones (247 tiles: 124).
     return k.persistent_grid()

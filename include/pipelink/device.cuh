@@ -276,6 +276,15 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const TensorMap* map, uns
       ::"r"(smem_addr(dst)), "l"(map), "r"(mbar), "r"(c0), "r"(c1)
       : "memory");
 }
+// 1-D bulk copy of `bytes` contiguous global bytes (a multiple of 16, both addresses 16-byte
+// aligned) into shared memory, completing on mbar: for an operand stored in global memory already
+// in the stage's layout (a packed weight, e.g. examples/qwen_mlp/loader/gu_loader_packed.cu), one
+// contiguous read per stage instead of a box's rows.
+__device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned bytes, unsigned mbar) {
+  asm volatile("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+               ::"r"(smem_addr(dst)), "l"(src), "r"(bytes), "r"(mbar)
+               : "memory");
+}
 // ---- Thread-block clusters ------------------------------------------------------------------
 // A link whose contracts declare [cluster] dims = [N, 1, 1] launches clusters of N consecutive
 // blocks (blockIdx.x = N c + rank). The generated entry initialises every mbarrier, makes the

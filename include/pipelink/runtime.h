@@ -109,6 +109,9 @@ class Module {
   unsigned smem_bytes() const { return smem_; }
   const std::string& kernel_name() const { return kernel_; }
   CUfunction function() const { return fn_; }
+  // The loaded cubin, for kernels a component ships beside its entry (e.g. gu_loader_packed's
+  // gu_pack_w, which packs a weight in the layout that link's loader reads).
+  CUmodule module() const { return mod_; }
   // Every parameter of the map by name, with its type: ptr, u32, i32, u64, f32 or tensormap.
   std::map<std::string, std::string> param_types() const;
   // Every resolved fact of the map.

@@ -8,7 +8,9 @@ For each tile variant (fused: 128x128, two consumer warpgroups; fused_small: 64x
 128x128 with the accumulator stage in four 128B-swizzled panels; fused_small linked with
 min_registers=True, whose map must show the entry cap of 136 ptxas kept; fused_sw_splitk and
 fused_small_sk, the work-unit objects linked with --tile-schedule split-k / stream-k, whose split
-tiles are summed from f32 partials, so step 4 also checks that a replay clears the flags):
+tiles are summed from f32 partials, so step 4 also checks that a replay clears the flags;
+fused_small16_packed, whose loader reads W packed by its cubin's gu_pack_w, checked bit for bit
+against fused_small16 as well; fused_small16_swap_packed, the same with the operands swapped):
   1. link it from Python (pipelink.link) from the build's component objects, and compare the
      cubin with the one the build linked through the command line;
   2. load it (pipelink.Kernel), build the three tensor maps from torch tensors, launch it on
@@ -86,7 +88,16 @@ VARIANTS = {
                      Q / "swiglu/contract_pp.toml", Q / "store/contract.toml"], [1000, 16]),
     "fused_small_sk": ([Q / "loader/contract_small_sk.toml", Q / "mma/contract_small_sk.toml", Q / "swiglu/contract.toml",
                         Q / "store/contract.toml"], [64, 40]),
+    # session 13: the 16-row decode tile reading W packed by its own cubin's gu_pack_w (one bulk
+    # copy per stage); its stages hold the bytes fused_small16's TMA boxes write, so H must equal
+    # fused_small16's bit for bit (PACKED_TWIN)
+    "fused_small16_packed": ([Q / "loader/contract_packed16.toml", Q / "mma/contract_small16.toml", Q / "swiglu/contract_r16.toml",
+                              Q / "store/contract.toml"], [16, 5, 40]),
+    # and with the wgmma operands swapped (mma/wgmma_gu_swap.cu: W rows as the m64, X's rows as n16)
+    "fused_small16_swap_packed": ([Q / "loader/contract_packed16.toml", Q / "mma/contract_small16_swap.toml",
+                                   Q / "swiglu/contract_r16.toml", Q / "store/contract.toml"], [16, 5, 40]),
 }
+PACKED_TWIN = {"fused_small16_packed": "fused_small16"}
 LINK_OPTIONS = {"fused_small_mr": dict(min_registers=True)}
 # fused_sw_splitk's contracts say order = "any" (session 12): the build links it col_major, so does this
 TILE_ORDER = {"fused_sw_splitk": "col_major", "fused_pp_g8": "grouped:8"}
@@ -147,14 +158,37 @@ def compare(label, Hbuf, M, X, W):
     return max_abs, rel
 
 
+_packed = {}
+
+
+def packed_weight(k, W):
+    """W packed by the gu_pack_w of k's own cubin (gu_loader_packed.cu), for the fused gate/up
+    pairing (n_step = tile_n, b_stride = I); once per cubin."""
+    if k.cubin_path not in _packed:
+        tn, tk = k.fact("tile_n"), k.fact("tile_k")
+        out = torch.full((math.ceil(N_INTER / tn) * (K_HIDDEN // tk) * 2 * tn * tk,), float("nan"), device="cuda", dtype=torch.bfloat16)
+        pack = pipelink.Function(k.cubin_path, "gu_pack_w", ["ptr", "u32", "u32", "u32", "u32", "u32", "ptr"])
+        pack.launch(264, 256, W, W.shape[0], K_HIDDEN, N_INTER, tn, N_INTER, out)
+        torch.cuda.synchronize()
+        pack.close()
+        if torch.isnan(out.float()).any():
+            fail(f"{k.cubin_path}: gu_pack_w left packed elements unwritten")
+        _packed[k.cubin_path] = out
+    return _packed[k.cubin_path]
+
+
 def launch_params(k, X, W, H):
     tm, tn, tk = k.fact("tile_m"), k.fact("tile_n"), k.fact("tile_k")
     M = X.shape[0]
-    return dict(
+    p = dict(
         x_map=pipelink.tensor_map(X, box=(tm, tk), swizzle="128B", l2_promotion="256B"),
-        w_map=pipelink.tensor_map(W, box=(tn, tk), swizzle="128B", l2_promotion="256B"),
         out_map=pipelink.tensor_map(H, box=(min(64, tm), tn), swizzle="none", l2_promotion="none"),  # the SwiGLU's out rows
-        K=K_HIDDEN, M=M, N=N_INTER, n_step=tn, b_stride=N_INTER)
+        K=K_HIDDEN, M=M, N=N_INTER)
+    if "w_packed" in k.params:  # the loader reads W packed (its row pairing is in the packing)
+        p["w_packed"] = packed_weight(k, W)
+    else:
+        p.update(w_map=pipelink.tensor_map(W, box=(tn, tk), swizzle="128B", l2_promotion="256B"), n_step=tn, b_stride=N_INTER)
+    return p
 
 
 def grid_of(k, M, sms):
@@ -220,6 +254,17 @@ def main():
             k.launch(grid, **launch_params(k, X, W, H))
             torch.cuda.synchronize()
             compare(f"M={M} eager (grid {grid})", Hbuf, M, X, W)
+            if name in PACKED_TWIN:  # the packed stage's bytes are the TMA boxes': the same H, bit for bit
+                twin = pipelink.Kernel(QO / f"{PACKED_TWIN[name]}.cubin", QO / f"{PACKED_TWIN[name]}.map")
+                Tbuf = torch.full_like(Hbuf, float("nan"))
+                twin.launch(grid_of(twin, M, sms), **launch_params(twin, X, W, Tbuf[:M]))
+                torch.cuda.synchronize()
+                same = torch.equal(Hbuf.view(torch.int16), Tbuf.view(torch.int16))
+                print(f"  M={M} {'bit-identical to' if same else 'DIFFERS from'} {PACKED_TWIN[name]} (W read by TMA boxes)")
+                if not same:
+                    fail(f"{name} M={M}: H differs from {PACKED_TWIN[name]}'s: the packed layout is not the stage TMA writes")
+                twin.close()
+                del Tbuf
             # 3. the runtime's tile count and persistent grid (from the manifest's tiles line)
             tiles = math.ceil(M / k.fact("tile_m")) * math.ceil(N_INTER / k.fact("tile_n"))
             if k.tile_count() != tiles:

@@ -1,0 +1,233 @@
+// bench_stream — which way of reading a weight matrix does the H200's DRAM serve fastest?
+//
+// Reads the Qwen3-32B gate/up weight W [51200, 5120] bf16 (524 MB, N(0, 0.02^2)) with the kernels
+// of stream_probe.cu and nothing else: a TMA ring as the GEMM loaders run it, in several box
+// shapes (rows per box, contiguous bytes per row per box), stage depths and grids; 1-D bulk copies
+// of contiguous pieces (the sequential order); and a plain vector read by every thread. All in one
+// process, round robin, behind a spin (bench/common's timer), so the figures compare.
+//
+// Usage: bench_stream [--rounds N] [--only SUBSTR] [--json F] [--md F]
+// A configuration: name  kind  e r d nb box_stride tile_rows stages grid
+//   kind tma:   box {e, r, d} of W viewed as {e, rows, K / e} (e = 64: 128-byte swizzle; 128 or 256:
+//               none), nb boxes per stage box_stride rows apart, tiles of tile_rows rows, a ring of
+//               `stages`, `grid` persistent blocks (0: one per SM)
+//   kind bulk:  e = the chunk in KB, tiles of tile_rows rows
+//   kind ldg:   grid blocks of 512 threads
+#include <cuda.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "bench.h"
+
+using namespace plbench;
+
+namespace {
+
+constexpr uint64_t kRows = 51200, kK = 5120;
+
+struct Config {
+  std::string name, kind;
+  unsigned e, r, d, nb, box_stride, tile_rows, stages, grid;
+  bool x = false;  // tma: also an X box {e, 16, d} per stage
+  unsigned mode = 0, hold_ns = 0;  // tma: the consumer (stream_probe.cu, consume())
+};
+
+const std::vector<Config> kConfigs = {
+    // name                    kind    e    r    d  nb  bstr tile stg grid
+    {"sw128-104x2-s7-g124", "tma", 64, 104, 1, 2, 104, 208, 7, 124},  // the 16 x 104 GEMM's W stream
+    {"sw128-104x2+x-s7-g124", "tma", 64, 104, 1, 2, 104, 208, 7, 124, true},  // and X's 16-row slice, as the GEMM loads it
+    {"sw128-104x2+x-hold250-s7-g124", "tma", 64, 104, 1, 2, 104, 208, 7, 124, true, 1, 250},
+    {"sw128-104x2+x-hold500-s7-g124", "tma", 64, 104, 1, 2, 104, 208, 7, 124, true, 1, 500},
+    {"sw128-104x2+x-wgmma-s7-g124", "tma", 64, 104, 1, 2, 104, 208, 7, 124, true, 2, 0},  // + the small16 main loop's wgmma
+    {"sw128-104x2+x-swapped-s7-g124", "tma", 64, 104, 1, 2, 104, 208, 7, 124, true, 3, 0},
+    {"sw128-104x2-d2+x-s4-g124", "tma", 64, 104, 2, 2, 104, 208, 4, 124, true},
+    {"sw128-104x2-s7-g132", "tma", 64, 104, 1, 2, 104, 208, 7, 132},
+    {"sw128-104x2-s4-g124", "tma", 64, 104, 1, 2, 104, 208, 4, 124},
+    {"sw128-104x2-d2-s4-g124", "tma", 64, 104, 2, 2, 104, 208, 4, 124},  // 256 B of each row per box
+    {"sw128-104x2-d4-s2-g124", "tma", 64, 104, 4, 2, 104, 208, 2, 124},  // 512 B
+    {"sw128-208x1-s7-g124", "tma", 64, 208, 1, 1, 0, 208, 7, 124},       // one box of 208 rows
+    {"sw128-128x2-s6-g132", "tma", 64, 128, 1, 2, 128, 256, 6, 132},     // 200 tiles of 256 rows
+    {"sw128-128x2-s6-g100", "tma", 64, 128, 1, 2, 128, 256, 6, 100},
+    {"sw128-64x1-s24-g132", "tma", 64, 64, 1, 1, 0, 64, 24, 132},  // 800 tiles of 64 rows, 8 KB stages
+    {"sw128-64x1-d4-s6-g132", "tma", 64, 64, 4, 1, 0, 64, 6, 132},
+    {"sw128-32x1-d8-s6-g132", "tma", 64, 32, 8, 1, 0, 32, 6, 132},
+    {"sw128-64x2-s12-g132", "tma", 64, 64, 1, 2, 64, 128, 12, 132},  // 400 tiles of 128 rows
+    {"none256B-104x2-s4-g124", "tma", 128, 104, 1, 2, 104, 208, 4, 124},
+    {"none512B-104x2-s2-g124", "tma", 256, 104, 1, 2, 104, 208, 2, 124},
+    {"bulk26K+x-208-s7-g124", "bulk", 26, 0, 0, 0, 0, 208, 7, 124, true},  // a packed W's 208 x 64 slice + X's: the GEMM's stage
+    {"bulk26K+x-wgmma-208-s7-g124", "bulk", 26, 0, 0, 0, 0, 208, 7, 124, true, 2, 0},
+    {"bulk26K+x-swapped-208-s7-g124", "bulk", 26, 0, 0, 0, 0, 208, 7, 124, true, 3, 0},  // 4 x m64n16k16 per k16 instead
+    {"bulk13K+x-208-s14-g124", "bulk", 13, 0, 0, 0, 0, 208, 14, 124, true},
+    {"bulk16K-208-s12-g124", "bulk", 16, 0, 0, 0, 0, 208, 12, 124},
+    {"bulk32K-208-s6-g124", "bulk", 32, 0, 0, 0, 0, 208, 6, 124},
+    {"bulk16K-208-s12-g132", "bulk", 16, 0, 0, 0, 0, 208, 12, 132},
+    {"bulk8K-64-s24-g132", "bulk", 8, 0, 0, 0, 0, 64, 24, 132},
+    {"ldg-g528", "ldg", 0, 0, 0, 0, 0, 0, 0, 528},
+    {"ldg-g1056", "ldg", 0, 0, 0, 0, 0, 0, 0, 1056},
+};
+
+CUtensorMap map3d(CUdeviceptr w, uint64_t rows, unsigned e, unsigned r, unsigned d) {
+  CUtensorMap m;
+  cuuint64_t dims[3] = {e, rows, kK / e};
+  cuuint64_t strides[2] = {kK * 2, uint64_t(e) * 2};
+  cuuint32_t box[3] = {e, r, d};
+  cuuint32_t es[3] = {1, 1, 1};
+  const CUtensorMapSwizzle sw = e == 64 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE;
+  CU(cuTensorMapEncodeTiled(&m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, reinterpret_cast<void*>(w), dims, strides, box, es,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, sw, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  return m;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  unsigned rounds = 15;
+  std::string only, json_path, md_path;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) die("bench_stream: " + a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--rounds") rounds = std::stoul(next());
+    else if (a == "--only") only = next();
+    else if (a == "--json") json_path = next();
+    else if (a == "--md") md_path = next();
+    else die("bench_stream: unknown argument " + a + " (usage: bench_stream [--rounds N] [--only SUBSTR] [--json F] [--md F])");
+  }
+  Device dev = open_device();
+  const std::string dir = exe_dir(argv[0]);
+  Util util(dir + "/bench_util.cubin", dev.sms, dev.stream);
+  CUmodule mod;
+  CU(cuModuleLoad(&mod, (dir + "/stream_probe.cubin").c_str()));
+  CUfunction f_tma, f_bulk, f_ldg;
+  CU(cuModuleGetFunction(&f_tma, mod, "stream_tma"));
+  CU(cuModuleGetFunction(&f_bulk, mod, "stream_bulk"));
+  CU(cuModuleGetFunction(&f_ldg, mod, "stream_ldg"));
+  for (CUfunction f : {f_tma, f_bulk})
+    CU(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 227 * 1024));
+
+  DeviceBuffer w(kRows * kK * 2), x(16 * kK * 2), sink(4 * 4096);
+  util.fill_bf16(w.p, kRows * kK, 0x5EED, 0.02f);
+  util.fill_bf16(x.p, 16 * kK, 0x5EEE, 1.0f);
+  CU(cuStreamSynchronize(dev.stream));
+
+  struct Run {
+    Config c;
+    double bytes = 0;
+    unsigned grid = 0, smem = 0;
+    std::vector<CUtensorMap> maps;  // W's and X's, kept alive for the launches
+    CUdeviceptr sink = 0;
+  };
+  std::vector<Run> runs;
+  std::vector<Contender> cs;
+  runs.reserve(kConfigs.size());
+  for (const Config& c : kConfigs) {
+    if (!only.empty() && c.name.find(only) == std::string::npos) continue;
+    Run run;
+    run.c = c;
+    run.grid = c.grid ? c.grid : unsigned(dev.sms);
+    run.sink = sink.p;
+    if (c.mode >= 2 && !(c.kind == "tma" && c.x && c.e == 64 && c.r == 104 && c.d == 1 && c.nb == 2 && c.box_stride == 104) &&
+        !(c.kind == "bulk" && c.x && c.e == 26))
+      die("bench_stream: " + c.name + ": the wgmma consumer needs X and two adjacent 104-row boxes of 128 bytes");
+    if (c.kind == "tma") {
+      run.maps.push_back(map3d(w.p, kRows, c.e, c.r, c.d));
+      run.maps.push_back(map3d(x.p, 16, c.e, 16, c.d));
+      const unsigned box_bytes = c.e * c.r * c.d * 2, n_tiles = unsigned(kRows / c.tile_rows);
+      run.smem = c.stages * (c.nb * box_bytes + (c.x ? c.e * 16 * c.d * 2 : 0)) + 2 * 8 * c.stages + (c.mode == 3 ? 8192 : 0);
+      run.bytes = double(n_tiles) * c.tile_rows * kK * 2;
+      if (run.smem > 227 * 1024) die("bench_stream: " + c.name + ": " + std::to_string(run.smem) + " bytes of shared memory");
+      runs.push_back(std::move(run));
+    } else if (c.kind == "bulk") {
+      const unsigned chunk = c.e * 1024, n_tiles = unsigned(kRows / c.tile_rows);
+      run.maps.push_back(map3d(x.p, 16, 64, 16, 1));
+      run.smem = c.stages * (chunk + (c.x ? 2048 : 0)) + 2 * 8 * c.stages + (c.mode == 3 ? 8192 : 0);  // mode 3 reads 48 rows past a stage
+      run.bytes = double(n_tiles) * c.tile_rows * kK * 2;
+      runs.push_back(std::move(run));
+    } else {
+      run.bytes = double(kRows) * kK * 2;
+      runs.push_back(std::move(run));
+    }
+  }
+  for (Run& run : runs) {
+    const Config c = run.c;
+    Run* rp = &run;
+    Contender ct;
+    ct.label = c.name;
+    if (c.kind == "tma") {
+      ct.enqueue = [rp, f_tma, c](CUstream s) {
+        unsigned n_tiles = unsigned(kRows / c.tile_rows), tile_rows = c.tile_rows, nb = c.nb, bs = c.box_stride, d = c.d,
+                 k_steps = unsigned(kK / (c.e * c.d)), stages = c.stages, box_bytes = c.e * c.r * c.d * 2,
+                 x_bytes = c.x ? c.e * 16 * c.d * 2 : 0, mode = c.mode, hold = c.hold_ns;
+        CUdeviceptr sp = rp->sink;
+        void* a[] = {&rp->maps[0], &rp->maps[1], &n_tiles, &tile_rows, &nb, &bs, &d, &k_steps, &stages, &box_bytes, &x_bytes, &mode, &hold, &sp};
+        CU(cuLaunchKernel(f_tma, rp->grid, 1, 1, 256, 1, 1, rp->smem, s, a, nullptr));
+      };
+    } else if (c.kind == "bulk") {
+      const CUdeviceptr wp = w.p;
+      ct.enqueue = [rp, f_bulk, c, wp](CUstream s) {
+        CUdeviceptr p = wp;
+        unsigned n_tiles = unsigned(kRows / c.tile_rows), chunk = c.e * 1024, stages = c.stages, x_bytes = c.x ? 2048 : 0,
+                 x_steps = unsigned(kK / 64), mode = c.mode, hold = c.hold_ns;
+        unsigned long long tile_bytes = uint64_t(c.tile_rows) * kK * 2;
+        CUdeviceptr sp = rp->sink;
+        void* a[] = {&p, &rp->maps[0], &n_tiles, &tile_bytes, &chunk, &stages, &x_bytes, &x_steps, &mode, &hold, &sp};
+        CU(cuLaunchKernel(f_bulk, rp->grid, 1, 1, 256, 1, 1, rp->smem, s, a, nullptr));
+      };
+    } else {
+      const CUdeviceptr wp = w.p, sp = sink.p;
+      ct.enqueue = [rp, f_ldg, wp, sp](CUstream s) {
+        CUdeviceptr p = wp, q = sp;
+        unsigned long long n_vec = kRows * kK * 2 / 16;
+        void* a[] = {&p, &n_vec, &q};
+        CU(cuLaunchKernel(f_ldg, rp->grid, 1, 1, 512, 1, 1, 0, s, a, nullptr));
+      };
+    }
+    cs.push_back(std::move(ct));
+  }
+  if (cs.empty()) die("bench_stream: no configuration matches --only " + only);
+  const Clocks before = read_clocks();
+  TimerOptions o;
+  o.rounds = rounds;
+  o.order_seed = 0x5EED5EEDull;
+  time_round_robin(cs, o, util);
+  CU(cuStreamSynchronize(dev.stream));
+  const Clocks after = read_clocks();
+
+  const std::string when = utc_now();
+  std::string md = "# Weight-stream probe (bench_stream): W [51200, 5120] bf16 read by each pattern\n\n" + dev.name + ", " + when +
+                   ", " + std::to_string(rounds) + " rounds (round robin behind a spin); median ms ± (q3 − q1) / (2 median); TB/s = bytes read / median. "
+                   "Clocks before: " + before.line() + "; after: " + after.line() + ".\n\n"
+                   "| pattern | kind | contiguous bytes per row per box | rows per box | boxes per stage | stage KB | stages | grid | MB read | ms | TB/s |\n"
+                   "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  Json js;
+  js.obj().key("bench").str("bench_stream").key("device").str(dev.name).key("utc").str(when).key("rounds").integer(rounds);
+  js.key("clocks_before").raw(before.json()).key("clocks_after").raw(after.json());
+  js.key("results").arr();
+  for (size_t i = 0; i < cs.size(); ++i) {
+    const Run& run = runs[i];
+    const Config& c = run.c;
+    const Stats st = cs[i].stats();
+    const double tbs = run.bytes / (st.median * 1e-3) / 1e12;
+    char line[512];
+    const unsigned contig = c.kind == "tma" ? c.e * c.d * 2 : c.kind == "bulk" ? c.e * 1024 : 16;
+    const double stage_kb = c.kind == "tma" ? c.nb * c.e * c.r * c.d * 2 / 1024.0 : c.kind == "bulk" ? double(c.e) : 0;
+    std::snprintf(line, sizeof line, "| %s | %s | %u | %u | %u | %.1f | %u | %u | %.1f | %.4f ±%.1f%% | %.3f |\n", c.name.c_str(),
+                  c.kind.c_str(), contig, c.r, c.nb, stage_kb, c.stages, run.grid, run.bytes / 1e6, st.median, 100 * st.spread, tbs);
+    md += line;
+    std::printf("%s", line);
+    js.obj().key("name").str(c.name).key("kind").str(c.kind).key("e").integer(c.e).key("r").integer(c.r).key("d").integer(c.d);
+    js.key("nb").integer(c.nb).key("tile_rows").integer(c.tile_rows).key("stages").integer(c.stages).key("grid").integer(run.grid);
+    js.key("bytes").num(run.bytes).key("ms").stats(st).key("samples").samples(cs[i].ms).key("tb_per_s").num(tbs).end();
+  }
+  js.end().end();
+  if (!json_path.empty() && !js.write(json_path)) die("bench_stream: cannot write " + json_path);
+  if (!md_path.empty()) std::ofstream(md_path) << md;
+  cuModuleUnload(mod);
+  return 0;
+}

@@ -1,0 +1,229 @@
+// stream_probe.cu — kernels that only read a weight matrix, to measure which access pattern the
+// H200's DRAM serves fastest (bench/stream/bench_stream.cpp times them). No GEMM: a consumer
+// warpgroup waits for each stage and frees it at once, so the time is the stream's alone.
+//
+//   stream_tma   a persistent TMA ring, as the Qwen / MoE loaders run it: tile t (blocks take
+//                t = b, b + G, ...) is `nb` boxes of `r` rows (box j at row t * tile_rows + j *
+//                box_stride), walked in k; a stage holds one box per block, each box {e, r, d} of a
+//                3-D view of W (e elements of a row, r rows, d consecutive e-element pieces), so a
+//                box reads d * e * 2 contiguous bytes of each of its r rows
+//   stream_bulk  the same ring filled by 1-D bulk copies of `chunk` contiguous bytes of a tile's
+//                rows (rows are contiguous in W, so a tile is one contiguous region): the
+//                sequential reading order; with X's slice (x_bytes) and a 26 KB chunk per stage it
+//                is the 16 x 104 GEMM's stage as a W packed tile by tile would give it (wgmma
+//                consumer, mode 2)
+//   (stream_tma with x_bytes > 0 also loads a {e, 16, d} box of X [16, K] into every stage, as the
+//   16-row GEMM's loader does)
+//   stream_ldg   a grid-stride read of 16-byte vectors by every thread (the copy kernel's reading)
+//
+// C linkage; the host (bench_stream.cpp) passes the tensor map as a __grid_constant__ parameter.
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "../../examples/qwen_mlp/mma/wgmma_ops.cuh"  // wgmma_m64n104k16, desc_sw128 (consumer mode 2)
+
+namespace {
+
+__device__ __forceinline__ unsigned long long globaltimer_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t));
+  return t;
+}
+__device__ __forceinline__ unsigned smem_addr(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
+
+__device__ __forceinline__ void mbar_init(uint64_t* b, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(b)), "r"(count));
+}
+__device__ __forceinline__ void mbar_expect_tx(uint64_t* b, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(b)), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint64_t* b) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(b)) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint64_t* b, unsigned parity) {
+  asm volatile(
+      "{\n .reg .pred p;\n W: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n @!p bra W;\n}\n" ::"r"(smem_addr(b)),
+      "r"(parity)
+      : "memory");
+}
+__device__ __forceinline__ void tma_3d(void* dst, const CUtensorMap* map, uint64_t* bar, int c0, int c1, int c2) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];" ::"r"(
+          smem_addr(dst)),
+      "l"(map), "r"(smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2)
+      : "memory");
+}
+__device__ __forceinline__ void bulk_1d(void* dst, const void* src, unsigned bytes, uint64_t* bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(smem_addr(dst)),
+               "l"(src), "r"(bytes), "r"(smem_addr(bar))
+               : "memory");
+}
+
+// The ring: warp 0's lane 0 produces, warps 4-7 (the second warpgroup: wgmma needs an aligned one) consume. `issue(kt, stage_ptr, bar)` fills one stage.
+struct Ring {
+  unsigned char* data;
+  uint64_t* full;
+  uint64_t* empty;
+  unsigned stages, stage_bytes;
+};
+
+__device__ __forceinline__ Ring ring_setup(unsigned stages, unsigned stage_bytes) {
+  extern __shared__ __align__(1024) unsigned char smem[];
+  Ring r{smem, reinterpret_cast<uint64_t*>(smem + stages * stage_bytes), nullptr, stages, stage_bytes};
+  r.empty = r.full + stages;
+  if (threadIdx.x == 0) {
+    for (unsigned s = 0; s < stages; ++s) {
+      mbar_init(&r.full[s], 1);
+      mbar_init(&r.empty[s], 4);  // one arrive per consumer warp
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  return r;
+}
+
+// m64n16k16, A and B from shared memory (the operands swapped: A = 64 W rows, B = X's 16 rows).
+__device__ __forceinline__ void wgmma_m64n16k16(float (&d)[8], unsigned long long da, unsigned long long db) {
+  asm volatile(
+      "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, 1, 1, 1, 0, 0;\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+      : "l"(da), "l"(db));
+}
+
+// Consumers (warps 4-7, one warpgroup): wait each stage in order and free it. `total` stages in
+// all. mode 0: free it at once; 1: hold it `hold_ns` first; 2: run the 16 x 104 GEMM's eight
+// m64n104k16 wgmma on it (X's slice at the stage's start, the gate and up boxes after it) and free
+// it once they completed, as wgmma_gu's small16 build does. The accumulators go to `sink` only if
+// a value is impossible, so the work is kept.
+__device__ __forceinline__ void consume(const Ring& r, unsigned long long total, unsigned mode, unsigned hold_ns, unsigned x_bytes,
+                                        unsigned* sink) {
+  unsigned s = 0, ph = 0;
+  float gate[52], up[52], acc16[4][8];
+#pragma unroll
+  for (unsigned i = 0; i < 52; ++i) gate[i] = up[i] = 0.f;
+#pragma unroll
+  for (unsigned i = 0; i < 32; ++i) acc16[i / 8][i % 8] = 0.f;
+  for (unsigned long long i = 0; i < total; ++i) {
+    mbar_wait(&r.full[s], ph);
+    if (mode == 1) {
+      const unsigned long long t0 = globaltimer_ns();
+      while (globaltimer_ns() - t0 < hold_ns) {}
+    } else if (mode == 3) {
+      // the operands swapped: 4 x m64n16k16 per k16 step cover 256 W rows (the stage has 208: the
+      // last 48 rows read past it, as a 208-row swapped tile would round up)
+      const unsigned a = smem_addr(r.data + s * r.stage_bytes), b = a + x_bytes;
+      wgmma_fence();
+#pragma unroll
+      for (unsigned k = 0; k < 4; ++k)
+#pragma unroll
+        for (unsigned g = 0; g < 4; ++g) wgmma_m64n16k16(acc16[g], desc_sw128(b + g * 64u * 128u + k * 32u), desc_sw128(a + k * 32u));
+      wgmma_commit();
+      wgmma_wait_all();
+#pragma unroll
+      for (unsigned g = 0; g < 4; ++g) fence_operands(acc16[g]);
+    } else if (mode == 2) {
+      const unsigned a = smem_addr(r.data + s * r.stage_bytes), b = a + x_bytes;
+      wgmma_fence();
+#pragma unroll
+      for (unsigned k = 0; k < 4; ++k) {
+        wgmma_m64n104k16(gate, desc_sw128(a + k * 32u), desc_sw128(b + k * 32u), 1);
+        wgmma_m64n104k16(up, desc_sw128(a + k * 32u), desc_sw128(b + 104u * 128u + k * 32u), 1);
+      }
+      wgmma_commit();
+      wgmma_wait_all();
+      fence_operands(gate);
+      fence_operands(up);
+    }
+    __syncwarp();
+    if ((threadIdx.x & 31u) == 0) mbar_arrive(&r.empty[s]);  // one arrive per consumer warp
+    if (++s == r.stages) s = 0, ph ^= 1;
+  }
+  if (mode == 3) {
+    float x = 0.f;
+#pragma unroll
+    for (unsigned i = 0; i < 32; ++i) x += acc16[i / 8][i % 8];
+    if (x == 1234.5f) sink[threadIdx.x] = 1u;
+  }
+  if (mode == 2) {
+    float x = 0.f;
+#pragma unroll
+    for (unsigned i = 0; i < 52; ++i) x += gate[i] * up[i];
+    if (x == 1234.5f) sink[threadIdx.x] = 1u;
+  }
+}
+
+__device__ __forceinline__ unsigned long long my_tiles(unsigned n_tiles) {
+  return blockIdx.x < n_tiles ? (n_tiles - blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
+}
+
+}  // namespace
+
+// W viewed as 3-D {e, rows, K / e}; box {e, r, d}; stage = nb boxes; k_steps = K / (e d) stages per tile.
+extern "C" __global__ void __launch_bounds__(256, 1)
+    stream_tma(const __grid_constant__ CUtensorMap w_map, const __grid_constant__ CUtensorMap x_map, unsigned n_tiles,
+               unsigned tile_rows, unsigned nb, unsigned box_stride, unsigned d, unsigned k_steps, unsigned stages, unsigned box_bytes,
+               unsigned x_bytes, unsigned mode, unsigned hold_ns, unsigned* sink) {
+  const Ring r = ring_setup(stages, nb * box_bytes + x_bytes);
+  const unsigned long long total = my_tiles(n_tiles) * k_steps;
+  if (threadIdx.x == 0) {
+    unsigned s = 0, ph = 0;
+    for (unsigned t = blockIdx.x; t < n_tiles; t += gridDim.x) {
+      for (unsigned kt = 0; kt < k_steps; ++kt) {
+        mbar_wait(&r.empty[s], ph ^ 1);
+        mbar_expect_tx(&r.full[s], nb * box_bytes + x_bytes);
+        unsigned char* st = r.data + s * r.stage_bytes;
+        if (x_bytes) tma_3d(st, &x_map, &r.full[s], 0, 0, static_cast<int>(kt * d));  // the tokens' slice, as the GEMM's A
+        for (unsigned j = 0; j < nb; ++j)
+          tma_3d(st + x_bytes + j * box_bytes, &w_map, &r.full[s], 0, static_cast<int>(t * tile_rows + j * box_stride),
+                 static_cast<int>(kt * d));
+        if (++s == stages) s = 0, ph ^= 1;
+      }
+    }
+  } else if (threadIdx.x >= 128) {
+    consume(r, total, mode, hold_ns, x_bytes, sink);
+  }
+}
+
+// Tile t = rows [t * tile_rows, (t + 1) * tile_rows) of W, row_bytes each: one contiguous region,
+// read in `chunk`-byte pieces, one per stage.
+extern "C" __global__ void __launch_bounds__(256, 1)
+    stream_bulk(const unsigned char* __restrict__ w, const __grid_constant__ CUtensorMap x_map, unsigned n_tiles,
+                unsigned long long tile_bytes, unsigned chunk, unsigned stages, unsigned x_bytes, unsigned x_steps, unsigned mode,
+                unsigned hold_ns, unsigned* sink) {
+  const Ring r = ring_setup(stages, x_bytes + chunk);
+  const unsigned long long steps = tile_bytes / chunk;
+  const unsigned long long total = my_tiles(n_tiles) * steps;
+  if (threadIdx.x == 0) {
+    unsigned s = 0, ph = 0;
+    for (unsigned t = blockIdx.x; t < n_tiles; t += gridDim.x) {
+      for (unsigned long long i = 0; i < steps; ++i) {
+        mbar_wait(&r.empty[s], ph ^ 1);
+        mbar_expect_tx(&r.full[s], x_bytes + chunk);
+        unsigned char* st = r.data + s * r.stage_bytes;
+        if (x_bytes) tma_3d(st, &x_map, &r.full[s], 0, 0, static_cast<int>(i % x_steps));
+        bulk_1d(st + x_bytes, w + t * tile_bytes + i * chunk, chunk, &r.full[s]);
+        if (++s == stages) s = 0, ph ^= 1;
+      }
+    }
+  } else if (threadIdx.x >= 128) {
+    consume(r, total, mode, hold_ns, x_bytes, sink);
+  }
+}
+
+// Every thread reads 16-byte vectors, grid-stride; one word per block is written so nothing is
+// dropped (sink is never read on the host).
+extern "C" __global__ void __launch_bounds__(512) stream_ldg(const uint4* __restrict__ w, unsigned long long n_vec, unsigned* sink) {
+  unsigned x = 0;
+  const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
+  unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (; i + 3 * stride < n_vec; i += 4 * stride) {
+    uint4 a = __ldcs(w + i), b = __ldcs(w + i + stride), c = __ldcs(w + i + 2 * stride), e = __ldcs(w + i + 3 * stride);
+    x ^= a.x ^ a.y ^ a.z ^ a.w ^ b.x ^ b.y ^ b.z ^ b.w ^ c.x ^ c.y ^ c.z ^ c.w ^ e.x ^ e.y ^ e.z ^ e.w;
+  }
+  for (; i < n_vec; i += stride) {
+    uint4 a = __ldcs(w + i);
+    x ^= a.x ^ a.y ^ a.z ^ a.w;
+  }
+  if (x == 0x12345678u) sink[blockIdx.x] = x;  // practically never; keeps the loads
+}
