@@ -6,7 +6,7 @@ wgmma.mma_async m64nNk16 (bf16 x bf16 -> f32) with both operands K-major from sh
 every main loop uses (wgmma_gu.cu, the decode split-K sk_mma.cu, the fused MLP's mlp_mma.cu).
 The accumulator has N/2 f32 registers per thread, so each N needs its own operand list.
 
-    python3 gen_wgmma.py 128 104 80 64       (the SS N values; RS_NS and PAIR_NS below)"""
+    python3 gen_wgmma.py 128 104 80 64 16    (the SS N values; RS_NS and PAIR_NS below)"""
 import sys
 
 NS = [int(x) for x in sys.argv[1:]] or [64, 104, 128, 256]

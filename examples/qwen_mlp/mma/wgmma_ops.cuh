@@ -67,6 +67,18 @@ __device__ __forceinline__ void wgmma_m64n64k16(float (&d)[32], unsigned long lo
       : "l"(desc_a), "l"(desc_b), "r"(scale_d));
 }
 
+__device__ __forceinline__ void wgmma_m64n16k16(float (&d)[8], unsigned long long desc_a,
+                                                 unsigned long long desc_b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\n"
+      "setp.ne.b32 p, %10, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7}, "
+      "%8, %9, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
 // A from registers: four .b32 of two bf16 each, the m64k16 A fragment (rows 16 warp + lane / 4
 // and + 8, columns 2 (lane % 4) + {0, 1} and + 8); B K-major from shared memory.
 __device__ __forceinline__ void wgmma_rs_m64n128k16(float (&d)[64], const unsigned (&a)[4],
