@@ -128,8 +128,19 @@ void pack_weights(TestKernel& k, CUdeviceptr W, CUstream s) {
   CUdeviceptr w = W, out = k.w_packed->p;
   unsigned rows = kGateUp, K = kHidden, N = kInter, n_step = k.fused ? k.tile_n : 2 * k.tile_n, b_stride = k.fused ? kInter : k.tile_n;
   void* a[] = {&w, &rows, &K, &N, &n_step, &b_stride, &out};
+  CUevent e0, e1;
+  CU(cuEventCreate(&e0, CU_EVENT_DEFAULT));
+  CU(cuEventCreate(&e1, CU_EVENT_DEFAULT));
+  CU(cuEventRecord(e0, s));
   CU(cuLaunchKernel(pack, 1024, 1, 1, 256, 1, 1, 0, s, a, nullptr));
+  CU(cuEventRecord(e1, s));
   CU(cuStreamSynchronize(s));
+  float ms = 0;
+  CU(cuEventElapsedTime(&ms, e0, e1));
+  CU(cuEventDestroy(e0));
+  CU(cuEventDestroy(e1));
+  std::printf("kernel %-22s W packed by its gu_pack_w: %.1f MB in %.3f ms (once, not timed with the kernels)\n", k.label.c_str(),
+              k.w_packed->bytes / 1e6, ms);
 }
 
 void load_kernel(TestKernel& k) {
@@ -231,6 +242,7 @@ struct MResult {
   std::vector<Entry> entries;
   std::string best_gemm, best_pair;  // the faster cuBLAS GEMM and GEMM+SwiGLU pair (by median)
   std::string selected_fused = "fused", selected_gemm = "gemm";
+  std::string packed_fused, packed_gemm;  // the selected kernels' twins reading a packed W ("" if none is linked)
   std::vector<Claim> claims;
   const Entry* find(const std::string& label) const {
     for (const Entry& e : entries)
@@ -402,6 +414,8 @@ void write_json(const std::string& path, const RunInfo& info, const std::vector<
     j.key("best_pair_baseline").str(r.best_pair);
     j.key("selected_fused").str(r.selected_fused);
     j.key("selected_gemm").str(r.selected_gemm);
+    j.key("packed_fused").str(r.packed_fused);
+    j.key("packed_gemm").str(r.packed_gemm);
     j.key("entries").arr();
     for (const Entry& e : r.entries) {
       j.obj();
@@ -456,8 +470,8 @@ void write_md(const std::string& path, const RunInfo& info, const std::vector<MR
        "the faster of the two GEMM + swiglu pairs. Ratios are per round (paired), median [q1, q3]; a verdict of faster/slower "
        "needs q3 < 1 or q1 > 1, otherwise within noise.\n\n"
     << "| M | fused variant | fused ms | best pair ms | fused / best pair | gemm variant | gemm ms | best cuBLAS ms | gemm / best "
-       "cuBLAS | gemm TFLOP/s | cublaslt-top1 ms | SM MHz (before→after) |\n"
-    << "|---:|---|---:|---:|---|---|---:|---:|---|---:|---:|---|\n";
+       "cuBLAS | gemm TFLOP/s | cublaslt-top1 ms | SM MHz (before→after) | W packed: fused / best pair | W packed: gemm / best cuBLAS |\n"
+    << "|---:|---|---:|---:|---|---|---:|---:|---|---:|---:|---|---|---|\n";
   for (const MResult& r : results) {
     auto med = [&](const std::string& l) {
       const Entry* e = r.find(l);
@@ -473,7 +487,10 @@ void write_md(const std::string& path, const RunInfo& info, const std::vector<MR
       << r.best_pair << ") | " << claim("fused / best pair") << " | " << r.selected_gemm << " | " << med(r.selected_gemm) << " | "
       << med(r.best_gemm) << " (" << r.best_gemm << ") | " << claim("gemm / best cuBLAS") << " | "
       << (g ? fmt("%.0f", flops_of(r.M) / (g->t.median * 1e-3) / 1e12) : std::string("—")) << " | " << med("cublaslt-top1") << " | "
-      << fmt("%.0f", r.clocks_before.sm_mhz) << "→" << fmt("%.0f", r.clocks_after.sm_mhz) << " |\n";
+      << fmt("%.0f", r.clocks_before.sm_mhz) << "→" << fmt("%.0f", r.clocks_after.sm_mhz) << " | "
+      << (r.packed_fused.empty() ? std::string("—") : r.packed_fused + " " + med(r.packed_fused) + ": " + claim("fused, W packed / best pair"))
+      << " | " << (r.packed_gemm.empty() ? std::string("—") : r.packed_gemm + " " + med(r.packed_gemm) + ": " + claim("gemm, W packed / best cuBLAS"))
+      << " |\n";
   }
   for (const MResult& r : results) {
     f << "\n## M = " << r.M << "\n\nx seed " << r.x_seed << "; reference vs CPU double: GU max rel " << fmt("%.2e", r.ref.max_rel_gu)
@@ -504,13 +521,24 @@ void write_md(const std::string& path, const RunInfo& info, const std::vector<MR
   }
 }
 
+// The labels of kernels whose accumulator stage is the four 64-column panels: "-sw" as a word
+// (gemm-sw, fused-sw-splitk, gemm-sw-pp-g8), not as the start of one (gemm-small16-swap).
+bool has_panels(const std::string& label) {
+  for (size_t at = label.find("-sw"); at != std::string::npos; at = label.find("-sw", at + 1))
+    if (at + 3 == label.size() || label[at + 3] == '-') return true;
+  return false;
+}
+
 constexpr const char* kVariants[] = {"fused", "fused-control", "fused-medium", "fused-medium-control", "fused-narrow",
                                      "fused-narrow-control", "fused-small", "fused-small-control", "gemm", "gemm-control",
                                      "gemm-medium", "gemm-medium-control", "gemm-narrow", "gemm-narrow-control", "gemm-small",
                                      "gemm-small-control", "fused-sw", "fused-sw-control", "gemm-sw", "gemm-sw-control",
                                      "fused-sw-splitk", "gemm-sw-splitk", "fused-small16", "fused-small16-control",
-                                     "gemm-small16", "gemm-small16-control", "fused-pp-g8", "fused-pp-g8-control"};
-constexpr int kNumVariants = 28;
+                                     "gemm-small16", "gemm-small16-control", "fused-pp-g8", "fused-pp-g8-control",
+                                     "fused-small16-swap-packed", "fused-small16-swap-packed-control", "gemm-small16-swap-packed",
+                                     "gemm-small16-swap-packed-control", "fused-medium-packed", "fused-medium-packed-control",
+                                     "gemm-medium-packed", "gemm-medium-packed-control"};
+constexpr int kNumVariants = 36;
 
 constexpr char kUsage[] =
     "usage: bench_qwen_mlp [--VARIANT CUBIN MAP]... [--M 16,128,1024,2048,4096,8192] [--rounds 20] [--algos 32]\n"
@@ -518,9 +546,11 @@ constexpr char kUsage[] =
     "                      [--probe LABEL CUBIN MAP]...\n"
     "  VARIANT: fused, fused-medium, fused-narrow, fused-small, fused-sw, gemm, gemm-medium, gemm-narrow, gemm-small,\n"
     "           gemm-sw, each also with -control; fused-sw-splitk, gemm-sw-splitk (--tile-schedule split-k);\n"
-    "           fused-pp-g8 (the ping-pong main loop, grouped:8; selected at M >= 4096) and its -control\n"
+    "           fused-pp-g8 (the ping-pong main loop, grouped:8; selected at M >= 4096) and its -control;\n"
+    "           fused-small16-swap-packed, gemm-small16-swap-packed, fused-medium-packed, gemm-medium-packed (W packed by the\n"
+    "           link's gu_pack_w; each the twin of a row-major kernel, reported beside it) and their -control\n"
     "  --probe: a kernel timed and checked beside the others but never selected; LABEL starts with fused or gemm,\n"
-    "           and contains -sw if its accumulator stage is the four 64-column panels\n"
+    "           and contains the word -sw if its accumulator stage is the four 64-column panels\n"
     "  --profile: after the checks, every contender once more inside the NVTX range \"profile\" (for ncu --nvtx)\n";
 
 }  // namespace
@@ -550,7 +580,7 @@ int main(int argc, char** argv) {
       auto k = std::make_unique<TestKernel>();
       k->label = kVariants[variant];
       k->fused = k->label.rfind("fused", 0) == 0;
-      k->panels = k->label.find("-sw") != std::string::npos;
+      k->panels = has_panels(k->label);
       k->cubin = next();
       k->map = next();
       for (const auto& other : kernels)
@@ -562,7 +592,7 @@ int main(int argc, char** argv) {
       k->probe = true;
       k->fused = k->label.rfind("fused", 0) == 0;
       if (!k->fused && k->label.rfind("gemm", 0) != 0) die("--probe " + k->label + ": the label must start with fused or gemm");
-      k->panels = k->label.find("-sw") != std::string::npos;
+      k->panels = has_panels(k->label);
       k->cubin = next();
       k->map = next();
       for (const auto& other : kernels)
@@ -767,7 +797,7 @@ int main(int argc, char** argv) {
         for (const auto& k : kernels)
           if (k->label == kind + "-sw-splitk") return k->label;
       for (const auto& k : kernels) {
-        if (k->probe) continue;
+        if (k->probe || k->packed_w) continue;
         if (!k->panels || k->label.find("control") != std::string::npos || k->label.rfind(kind, 0) != 0 || M <= 64) continue;
         const double w = double((M + k->tile_m - 1) / k->tile_m) * double((kInter + k->tile_n - 1) / k->tile_n) / sms;
         if (std::ceil(w) / w - 1.0 <= 0.05) return k->label;
@@ -776,7 +806,7 @@ int main(int argc, char** argv) {
       double best_cost = 0;
       unsigned best_n = 0;
       for (const auto& k : kernels) {
-        if (k->probe) continue;
+        if (k->probe || k->packed_w) continue;
         if (k->panels || k->label.find("control") != std::string::npos || k->label.rfind(kind, 0) != 0) continue;
         if ((k->tile_m < 128) != (M <= 64) || k->tile_m < 64) continue;  // the 16-row tile only by the rule above
         const double tiles = double((M + k->tile_m - 1) / k->tile_m) * double((kInter + k->tile_n - 1) / k->tile_n);
@@ -787,6 +817,20 @@ int main(int argc, char** argv) {
     };
     r.selected_fused = select("fused");
     r.selected_gemm = select("gemm");
+    // Session 13, fixed before the runs that confirm it: with W packed (a one-time layout change of
+    // the weight, gu_pack_w), the selected kernel's packed twin where one is linked: *-small16 ->
+    // *-small16-swap-packed (and the operands swapped, wgmma_gu_swap), *-medium -> *-medium-packed.
+    // Reported beside the row-major selection, never instead of it.
+    auto packed_twin = [&](const std::string& sel) {
+      const std::string want = sel == "fused-small16" || sel == "gemm-small16" ? sel + "-swap-packed"
+                               : sel == "fused-medium" || sel == "gemm-medium"   ? sel + "-packed"
+                                                                                 : std::string();
+      for (const auto& k : kernels)
+        if (!want.empty() && k->label == want && k->packed_w) return want;
+      return std::string();
+    };
+    r.packed_fused = packed_twin(r.selected_fused);
+    r.packed_gemm = packed_twin(r.selected_gemm);
     auto claim = [&](const std::string& name, const std::string& a, const std::string& b) {
       size_t ia = cs.size(), ib = cs.size();
       for (size_t i = 0; i < cs.size(); ++i) {
@@ -799,6 +843,16 @@ int main(int argc, char** argv) {
     claim("gemm / best cuBLAS", r.selected_gemm, r.best_gemm);
     claim("fused linked / control", r.selected_fused, r.selected_fused + "-control");
     claim("gemm linked / control", r.selected_gemm, r.selected_gemm + "-control");
+    if (!r.packed_fused.empty()) {
+      claim("fused, W packed / best pair", r.packed_fused, r.best_pair);
+      claim("fused, W packed / row-major", r.packed_fused, r.selected_fused);
+      claim("fused, W packed: linked / control", r.packed_fused, r.packed_fused + "-control");
+    }
+    if (!r.packed_gemm.empty()) {
+      claim("gemm, W packed / best cuBLAS", r.packed_gemm, r.best_gemm);
+      claim("gemm, W packed / row-major", r.packed_gemm, r.selected_gemm);
+      claim("gemm, W packed: linked / control", r.packed_gemm, r.packed_gemm + "-control");
+    }
     // Session 10: the panel kernels linked with --tile-schedule split-k (timed beside, not selected).
     claim("fused split-k / best pair", "fused-sw-splitk", r.best_pair);
     claim("gemm split-k / best cuBLAS", "gemm-sw-splitk", r.best_gemm);

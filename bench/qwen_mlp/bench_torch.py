@@ -42,7 +42,13 @@ VARIANTS = ["fused", "fused_medium", "fused_narrow", "fused_small", "gemm", "gem
 # Timed beside the selected kernels where present, not selected: gemm_sw, the 128 x 128 GEMM whose
 # accumulator stage is four 128-byte-swizzled 64-column panels (no bank conflicts on its stores).
 EXTRA = ["gemm_sw", "fused_sw", "gemm_cluster_sw", "fused_cluster_sw", "gemm_sw_pair", "fused_sw_pair", "gemm_sw_splitk",
-         "fused_sw_splitk", "gemm_small16", "fused_small16", "fused_pp_g8"]
+         "fused_sw_splitk", "gemm_small16", "fused_small16", "fused_pp_g8", "fused_small16_swap_packed",
+         "gemm_small16_swap_packed", "fused_medium_packed", "gemm_medium_packed"]
+# Session 13: the selected kernel's twin reading a packed W (gu_pack_w of its own cubin, once, not
+# timed), timed beside it where one is linked (the C++ bench's rule): *_small16 -> *_small16_swap_packed
+# (the wgmma operands swapped too), *_medium -> *_medium_packed.
+PACKED_TWIN = {"fused_small16": "fused_small16_swap_packed", "gemm_small16": "gemm_small16_swap_packed",
+               "fused_medium": "fused_medium_packed", "gemm_medium": "gemm_medium_packed"}
 # fused_pp_g8 (session 12): the ping-pong main loop (mma/wgmma_gu_pp.cu) in the grouped:8 order,
 # selected at M >= 4096.
 # gemm_small16 / fused_small16 (session 11): the 16-row decode tile, selected at M <= 16.
@@ -315,6 +321,16 @@ def main() -> int:
             gpf = configure(ks["fused_sw_pair"], True, X, W, OUT_PF, M, sms)
             cont["pipelink-gemm-sw-pair (one m64n256k16)"] = lambda: ks["gemm_sw_pair"].launch(gpg)
             cont["pipelink-fused-sw-pair (one m64n256k16)"] = lambda: ks["fused_sw_pair"].launch(gpf)
+        OUT_KF = OUT_KG = None
+        pf, pg = PACKED_TWIN.get(vf), PACKED_TWIN.get(vg)
+        if pf in ks:
+            OUT_KF = torch.empty(M, INTER, dtype=torch.bfloat16, device=dev)
+            gkf = configure(ks[pf], True, X, W, OUT_KF, M, sms)
+            cont["pipelink-fused (W packed)"] = lambda: ks[pf].launch(gkf)
+        if pg in ks:
+            OUT_KG = torch.empty(M, GU_N, dtype=torch.bfloat16, device=dev)
+            gkg = configure(ks[pg], False, X, W, OUT_KG, M, sms)
+            cont["pipelink-gemm (W packed)"] = lambda: ks[pg].launch(gkg)
         if compiled is not None:
             cont["swiglu-compiled"] = sw_comp
             cont["torch.mm+swiglu-compiled"] = lambda: (mm(), sw_comp())
@@ -326,7 +342,7 @@ def main() -> int:
             GU.fill_(float("nan"))
             OUT_F.fill_(float("nan"))
             OUT_G.fill_(float("nan"))
-            for o in (OUT_S, OUT_T, OUT_FS, OUT_FT, OUT_CG, OUT_CF, OUT_PG, OUT_PF):
+            for o in (OUT_S, OUT_T, OUT_FS, OUT_FT, OUT_CG, OUT_CF, OUT_PG, OUT_PF, OUT_KF, OUT_KG):
                 if o is not None:
                     o.fill_(float("nan"))
             hold.clear()
@@ -352,6 +368,10 @@ def main() -> int:
                 out, ref, rtol = OUT_CG, GU32, RTOL_GU
             elif name.startswith("pipelink-fused-cluster-sw"):
                 out, ref, rtol = OUT_CF, H32, RTOL_H
+            elif name == "pipelink-fused (W packed)":
+                out, ref, rtol = OUT_KF, H32, RTOL_H
+            elif name == "pipelink-gemm (W packed)":
+                out, ref, rtol = OUT_KG, GU32, RTOL_GU
             elif name == "torch.mm":
                 out, ref, rtol = GU, GU32, RTOL_GU
             else:
@@ -389,6 +409,16 @@ def main() -> int:
             "pipelink-fused / best torch pair": dict(B.paired_ratio(samples["pipelink-fused"], samples[best_pair]), b=best_pair),
             "pipelink-gemm / torch.mm": dict(B.paired_ratio(samples["pipelink-gemm"], samples["torch.mm"]), b="torch.mm"),
         }
+        if OUT_KF is not None:
+            claims["pipelink-fused (W packed) / best torch pair"] = dict(
+                B.paired_ratio(samples["pipelink-fused (W packed)"], samples[best_pair]), b=best_pair, kernel=pf)
+            claims["pipelink-fused (W packed) / pipelink-fused"] = dict(
+                B.paired_ratio(samples["pipelink-fused (W packed)"], samples["pipelink-fused"]), b="pipelink-fused", kernel=pf)
+        if OUT_KG is not None:
+            claims["pipelink-gemm (W packed) / torch.mm"] = dict(
+                B.paired_ratio(samples["pipelink-gemm (W packed)"], samples["torch.mm"]), b="torch.mm", kernel=pg)
+            claims["pipelink-gemm (W packed) / pipelink-gemm"] = dict(
+                B.paired_ratio(samples["pipelink-gemm (W packed)"], samples["pipelink-gemm"]), b="pipelink-gemm", kernel=pg)
         if OUT_S is not None:
             claims["pipelink-gemm-sw / pipelink-gemm (128x128)"] = dict(
                 B.paired_ratio(samples["pipelink-gemm-sw (128x128, acc panels)"], samples["pipelink-gemm (128x128)"]), b="pipelink-gemm (128x128)")
@@ -471,6 +501,26 @@ def write_md(path: str, res) -> None:
                  f"{B.fmt_ms(e['torch.mm']['ms'])} | {B.fmt_ratio(cg)} | {e['pipelink-gemm']['tflops']:.0f} | "
                  f"{B.fmt_ms(e['swiglu-eager']['ms'])} | {sc} | "
                  f"{r['clocks_before'].get('sm_mhz')}→{r['clocks_after'].get('sm_mhz')} |")
+    pk = [r for r in res["results"] if "pipelink-fused (W packed) / best torch pair" in r["claims"]
+          or "pipelink-gemm (W packed) / torch.mm" in r["claims"]]
+    if pk:
+        L.append("\n## With W packed (the selected kernel's twin whose loader reads W packed by its own link's gu_pack_w; "
+                 "packed once, not timed)\n")
+        L.append("| M | fused, W packed ms | / best torch pair | / PipeLink fused | gemm, W packed ms | / torch.mm | / PipeLink gemm |")
+        L.append("|---:|---|---|---|---|---|---|")
+        for r in pk:
+            e, c = r["entries"], r["claims"]
+
+            def cell(key):
+                return B.fmt_ratio(c[key]) if key in c else "—"
+
+            fk = c.get("pipelink-fused (W packed) / best torch pair", {}).get("kernel", "")
+            gk = c.get("pipelink-gemm (W packed) / torch.mm", {}).get("kernel", "")
+            fm = f"{B.fmt_ms(e['pipelink-fused (W packed)']['ms'])} ({fk})" if "pipelink-fused (W packed)" in e else "—"
+            gm = f"{B.fmt_ms(e['pipelink-gemm (W packed)']['ms'])} ({gk})" if "pipelink-gemm (W packed)" in e else "—"
+            L.append(f"| {r['M']} | {fm} | {cell('pipelink-fused (W packed) / best torch pair')} | "
+                     f"{cell('pipelink-fused (W packed) / pipelink-fused')} | {gm} | {cell('pipelink-gemm (W packed) / torch.mm')} | "
+                     f"{cell('pipelink-gemm (W packed) / pipelink-gemm')} |")
     L.append("\n## Checks\n")
     L.append("| M | contender | unwritten | over tol | worst err/tol | rel L2 | ok |\n|---:|---|---:|---:|---:|---:|---|")
     for r in res["results"]:

@@ -38,7 +38,9 @@ add() {
 for k in fused fused_control fused_medium fused_medium_control fused_narrow fused_narrow_control fused_small fused_small_control \
          gemm gemm_control gemm_medium gemm_medium_control gemm_narrow gemm_narrow_control gemm_small gemm_small_control \
          fused_sw fused_sw_control gemm_sw gemm_sw_control fused_sw_splitk gemm_sw_splitk \
-         fused_small16 fused_small16_control gemm_small16 gemm_small16_control fused_pp_g8 fused_pp_g8_control; do
+         fused_small16 fused_small16_control gemm_small16 gemm_small16_control fused_pp_g8 fused_pp_g8_control \
+         fused_small16_swap_packed fused_small16_swap_packed_control gemm_small16_swap_packed gemm_small16_swap_packed_control \
+         fused_medium_packed fused_medium_packed_control gemm_medium_packed gemm_medium_packed_control; do
   add "--${k//_/-}" "$k"
 done
 # Timed and checked beside the others, never selected (--probe): the ping-pong GEMM (session 12),
