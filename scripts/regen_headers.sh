@@ -37,6 +37,7 @@ HEADERS=(
   "$E/moe/dispatch/moe_a_loader.contract.h|$E/moe/dispatch/a_loader.toml $E/moe/dispatch/a_loader64.toml"
   "$E/moe/dispatch/moe_gather.contract.h|$E/moe/dispatch/gather.toml $E/moe/dispatch/gather64.toml"
   "$E/moe/gemm/moe_w_loader.contract.h|$E/moe/gemm/w_loader.toml"
+  "$E/moe/gemm/moe_w_loader_packed.contract.h|$E/moe/gemm/w_loader_dev_packed.toml $E/moe/gemm/w_loader64_dev_packed.toml"
   "$E/llama_decode/components/kv_loader/kv_loader.contract.h|$E/llama_decode/components/kv_loader/contract.toml"
   "$E/llama_decode/components/attn_core_a/attn_core_a.contract.h|$E/llama_decode/components/attn_core_a/contract.toml"
   "$E/llama_decode/components/attn_core_split/attn_core_split.contract.h|$E/llama_decode/components/attn_core_split/contract.toml"

@@ -195,6 +195,15 @@ class PipeLinkMoE:
         if self.dev64 and os.path.exists(f) and os.path.exists(f2):
             self.gu64_sw = pipelink.Kernel(f, f[:-len(".cubin")] + ".map")
             self.ds64_sw = pipelink.Kernel(f2, f2[:-len(".cubin")] + ".map")
+        # Session 13: the best layer's links reading the experts' weights packed (moe_w_loader_packed:
+        # one contiguous bulk copy per stage), packed once by their own cubins' moe_pack_w.
+        self.Wgu, self.Wd, self._packed = Wgu, Wd, {}
+        self.pk = {}
+        for t64, (a, b) in ((False, ("gate_up_dev_row_major_sw_packed", "down_store_dev_sw_packed")),
+                            (True, ("gate_up64_dev_row_major_sw_packed", "down_store64_dev_sw_packed"))):
+            fa, fb = os.path.join(kdir, a + ".cubin"), os.path.join(kdir, b + ".cubin")
+            if os.path.exists(fa) and os.path.exists(fb) and (self.dev64 or not t64):
+                self.pk[t64] = (pipelink.Kernel(fa, fa[:-len(".cubin")] + ".map"), pipelink.Kernel(fb, fb[:-len(".cubin")] + ".map"))
         # The gate/up kernel relinked in other tile orders (gate_up_dev_<order>, gate_up64_dev_<order>:
         # the same objects, --tile-order row_major or grouped:8; the default links walk col_major).
         self.gu_orders = {}
@@ -363,6 +372,49 @@ class PipeLinkMoE:
             self.route_best(X, self.align, TILE_M)
             (self.gu_sw if panels else self.gu_orders[("row_major", False)]).launch(self.g_gu_dev)
             (self.ds_sw if panels else self.ds_dev).launch(self.g_dn_dev)
+        T = X.shape[0]
+        self.f_sum_bf16.launch(T, H // 8, T, H, self.topk_e, self.topk_pos, self.offsets, self.Hd, Yb)
+
+    def packed(self, k, which):
+        """The experts' gate/up ("gu") or down ("dn") weights packed by k's own cubin's moe_pack_w
+        (its layout is the one k's loader reads); once per cubin and weight, not timed."""
+        key = (k.cubin_path, which)
+        if key not in self._packed:
+            tn, tk = k.fact("tile_n"), k.fact("tile_k")
+            W, rows, Kd, N, n_step, b_stride = ((self.Wgu, 2 * I, H, I, tn, I) if which == "gu"
+                                                else (self.Wd, H, I, H // 2, 2 * tn, tn))
+            n_tiles = -(-N // tn)
+            out = torch.empty(E * n_tiles * (Kd // tk) * 2 * tn * tk, dtype=torch.bfloat16, device=dev)
+            f = pipelink.Function(k.cubin_path, "moe_pack_w", ["ptr", "u32", "u32", "u32", "u32", "u32", "u32", "ptr"])
+            f.launch(1024, 256, W, E, rows, Kd, N, n_step, b_stride, out)
+            torch.cuda.synchronize()
+            f.close()
+            self._packed[key] = out
+        return self._packed[key]
+
+    def setup_best_packed(self, X, Yb, tiles64):
+        """layer_best's parameters (with the acc panels) for the links reading packed weights."""
+        gu, ds = self.pk[tiles64]
+        tm = self.tm64 if tiles64 else TILE_M
+        gu.set(x=X, row_token=self.row_token, row_weight=self.row_weight, K=H, w_packed=self.packed(gu, "gu"),
+               out_map=pipelink.tensor_map(self.Hm, box=(gu.fact("out_rows"), gu.fact("tile_n")), swizzle="none", l2_promotion="256B"),
+               N=I, tile_expert=self.tile_expert, M=self.total_d)
+        ds.set(a_map=pipelink.tensor_map(self.Hm, box=(tm, 64), swizzle="128B", l2_promotion="256B"),
+               out_map=pipelink.tensor_map(self.Hd, box=(tm, 64), swizzle="128B", l2_promotion="256B"),
+               K=I, w_packed=self.packed(ds, "dn"), N=H // 2, tile_expert=self.tile_expert, M=self.total_d)
+        self.Y, self.T = Yb, X.shape[0]
+        tiles_m = self.max_rows // tm
+        self.g_pk = (min(self.sms, tiles_m * math.ceil(I / gu.fact("tile_n"))), min(self.sms, tiles_m * (H // 256)))
+
+    def layer_best_packed(self, X, Yb, tiles64):
+        """layer_best (acc panels) with the links reading packed weights."""
+        gu, ds = self.pk[tiles64]
+        if tiles64:
+            self.route_best(X, self.align64, self.tm64)
+        else:
+            self.route_best(X, self.align, TILE_M)
+        gu.launch(self.g_pk[0])
+        ds.launch(self.g_pk[1])
         T = X.shape[0]
         self.f_sum_bf16.launch(T, H // 8, T, H, self.topk_e, self.topk_pos, self.offsets, self.Hd, Yb)
 
@@ -602,6 +654,19 @@ def main() -> int:
                                           ref, atol, rtol, "col_major_layer_rounded")
                 c_best[name], g_best[name] = c, (g, y)
                 all_ok &= c["ok"]
+            # the same layer reading packed weights: its stages hold the same bytes, so Y must equal
+            # the unpacked acc-panels layer's bit for bit
+            for t64 in sorted(pl.pk):
+                base_name = ("64-row tiles" if t64 else "128-row tiles") + ", acc panels"
+                if base_name not in g_best:
+                    continue
+                name = base_name + ", W packed"
+                c, g, y = check_dev_layer(pl, lambda X_, Y_, t64=t64: pl.setup_best_packed(X_, Y_, t64),
+                                          lambda X_, Y_, t64=t64: pl.layer_best_packed(X_, Y_, t64), X, g_best[base_name][1],
+                                          ref, atol, rtol, "unpacked_layer")
+                c["ok"] = c["ok"] and c["bit_equal_to_unpacked_layer"] and c["graph_bit_equal_to_unpacked_layer"]
+                c_best[name], g_best[name] = c, (g, y)
+                all_ok &= c["ok"]
         if pl.dev:
             pl.setup_dev(X, Y)  # the col_major kernels' parameters again, and the 128-row routing for
             pl.route_dev(X)     # the kernels timed alone below (the last check routed for 64-row tiles)
@@ -715,6 +780,9 @@ def main() -> int:
             claims["best layer, 64-row acc panels / best layer, 64-row tiles"] = B.paired_ratio(
                 samples["pipelink best layer, CUDA graph, 64-row tiles, acc panels"],
                 samples["pipelink best layer, CUDA graph, 64-row tiles"])
+        for name in [n for n in g_best if n.endswith(", W packed")]:
+            claims[f"best layer, {name} / the same, W row-major"] = B.paired_ratio(
+                samples[f"pipelink best layer, CUDA graph, {name}"], samples[f"pipelink best layer, CUDA graph, {name[:-len(', W packed')]}"])
         if "128-row tiles, acc panels" in g_best:
             claims["best layer, acc panels / best layer, 128-row tiles"] = B.paired_ratio(
                 samples["pipelink best layer, CUDA graph, 128-row tiles, acc panels"],

@@ -1,0 +1,74 @@
+// moe_w_loader_packed — gemm-team. moe_w_loader reading the experts' weights packed, one contiguous
+// bulk copy per stage (see qwen_mlp/loader/gu_loader_packed.cu for why, and docs/components.md 5.8).
+//
+// The expert of an m-tile is tile_expert[t.m] (written by routing). The stage's B slice holds two
+// blocks of tile_n rows of that expert, as moe_w_loader's two TMA boxes write them: rows
+// e * expert_rows + t.n * n_step + j * b_stride + (0..tile_n) for j = 0, 1, k slice kt, in the
+// 128-byte swizzle. moe_pack_w below lays them out: stage (e, n, kt) at
+// ((e * n_tiles + n) * k_tiles + kt) * 2 * tile_n * 128 bytes, n_tiles = ceil(N / tile_n), each
+// 128-byte row's 16-byte chunk c holding W[row, kt * 64 + 8 (c ^ r % 8) ..] (zeros past the last
+// expert's last row, as TMA's out-of-bounds fill). n_step and b_stride are moe_w_loader's: gate/up
+// n_step = tile_n, b_stride = I; down n_step = 2 tile_n, b_stride = tile_n.
+// The pack reads the link's tile_n and tile_k (PL_FACT), so a cubin's pack is its loader's layout.
+// Assumes: K % tile_k == 0, tile_k = 64, tile_n % 8 == 0; writes only tensor "b" (the dispatch
+// owner's loader writes "a").
+#include "moe_w_loader_packed.contract.h"
+
+PL_FACT_DECL(unsigned, tile_n);
+PL_FACT_DECL(unsigned, tile_k);
+
+PL_PROVIDE_LINKED(moe_w_loader_packed_main, stages);  // the ring's depth comes from the slots
+PL_SWIZZLE(moe_w_loader_packed_main, ab, b, 128);      // moe_pack_w compiles the swizzle in
+
+PL_COMPONENT(moe_w_loader_packed_main) {
+  namespace C = pl_contract::moe_w_loader_packed_main;
+  if ((threadIdx.x & 31u) != 0) return;
+  const unsigned char* packed = C::param::w_packed::get<const unsigned char>(ctx);
+  const int* tile_expert = C::param::tile_expert::get<const int>(ctx);
+  const unsigned tile_n = PL_FACT(tile_n), tile_k = PL_FACT(tile_k);
+  const unsigned k_tiles = C::param::K::get(ctx) / tile_k;
+  const unsigned n_tiles = (C::param::N::get(ctx) + tile_n - 1) / tile_n;
+#ifdef PL_CHECKED
+  if (C::param::K::get(ctx) % tile_k != 0 || tile_n % 8u != 0 || tile_k * 2u != 128u) asm volatile("trap;");
+#endif
+  const unsigned chunk = 2u * tile_n * tile_k * 2u;
+  C::Out_ab w(ctx);
+  pl::Tile t;
+  for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
+    const unsigned long long stage0 = (static_cast<unsigned long long>(static_cast<unsigned>(tile_expert[t.m])) * n_tiles + t.n) * k_tiles;
+    for (unsigned kt = 0; kt < k_tiles; ++kt) {
+      w.acquire();
+      w.expect_tx();
+      pl::bulk_load(w.b<unsigned char>(ctx), packed + (stage0 + kt) * chunk, chunk, w.full_bar());
+      w.advance();
+    }
+  }
+}
+
+// Packs W [n_experts * expert_rows, K] bf16 (row-major) for this link's loader. Any grid and
+// block size; run once per weight.
+extern "C" __global__ void moe_pack_w(const uint4* __restrict__ w, unsigned n_experts, unsigned expert_rows, unsigned K, unsigned N,
+                                      unsigned n_step, unsigned b_stride, uint4* __restrict__ packed) {
+  const unsigned tile_n = PL_FACT(tile_n), tile_k = PL_FACT(tile_k);
+  const unsigned long long k_tiles = K / tile_k, n_tiles = (N + tile_n - 1) / tile_n;
+  const unsigned long long w_rows = static_cast<unsigned long long>(n_experts) * expert_rows;
+  const unsigned chunks_per_row = tile_k / 8u;
+  const unsigned long long row_chunks = K / 8u;
+  const unsigned long long total = n_experts * n_tiles * k_tiles * 2ull * tile_n * chunks_per_row;
+  for (unsigned long long o = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; o < total;
+       o += static_cast<unsigned long long>(gridDim.x) * blockDim.x) {
+    const unsigned c = static_cast<unsigned>(o % chunks_per_row);
+    unsigned long long q = o / chunks_per_row;
+    const unsigned r = static_cast<unsigned>(q % tile_n);
+    q /= tile_n;
+    const unsigned j = static_cast<unsigned>(q % 2u);
+    q /= 2u;
+    const unsigned long long kt = q % k_tiles;
+    q /= k_tiles;
+    const unsigned long long n = q % n_tiles, e = q / n_tiles;
+    const unsigned long long row = e * expert_rows + n * n_step + j * b_stride + r;
+    uint4 v = make_uint4(0u, 0u, 0u, 0u);
+    if (row < w_rows) v = w[row * row_chunks + kt * chunks_per_row + (c ^ (r % 8u))];
+    packed[o] = v;
+  }
+}
