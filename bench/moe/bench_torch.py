@@ -477,6 +477,14 @@ class PipeLinkMoE:
         return self.total
 
 
+def best_bit_equal(c):
+    """(what, key) of a best layer's bit-equality check: the col_major layer's Y rounded to bf16, or
+    for the layers reading packed weights the same layer reading them row-major."""
+    if "bit_equal_to_unpacked_layer" in c:
+        return "the same layer with W row-major", "bit_equal_to_unpacked_layer"
+    return "the col_major layer's Y rounded to bf16", "bit_equal_to_col_major_layer_rounded"
+
+
 def check_dev_layer(pl, setup, layer, X, Y, ref, atol, rtol, other):
     """A layer without a host read (layer_dev or layer_dev64), eager and then captured in one CUDA
     graph: Y against the reference, every routed row of Hm and Hd written (poisoned first), and bit
@@ -834,9 +842,10 @@ def main() -> int:
                   f"{c_devs['graph_bit_equal_to_host_read_layer']}; Hm / Hd rows unwritten {c_devs['hm_rows_unwritten']} / "
                   f"{c_devs['hd_rows_unwritten']}")
         for name, c in c_best.items():
+            what, key = best_bit_equal(c)
             print(f"  pipelink Y (bf16), best layer, {name} (eager, then graph) vs fp32 ref: {B.tol_line(c)}; graph ok {c['graph_ok']}; "
-                  f"bit-equal to the col_major layer's Y rounded to bf16: eager {c['bit_equal_to_col_major_layer_rounded']}, graph "
-                  f"{c['graph_bit_equal_to_col_major_layer_rounded']}; Hm / Hd rows unwritten {c['hm_rows_unwritten']} / {c['hd_rows_unwritten']}")
+                  f"bit-equal to {what}: eager {c[key]}, graph "
+                  f"{c['graph_' + key]}; Hm / Hd rows unwritten {c['hm_rows_unwritten']} / {c['hd_rows_unwritten']}")
         for name, c in c_ord.items():
             print(f"  pipelink Y, gate/up {name} (eager, then graph) vs fp32 ref: {B.tol_line(c)}; graph ok {c['graph_ok']}; "
                   f"bit-equal to the col_major layer: eager {c['bit_equal_to_col_major_layer']}, graph "
@@ -953,9 +962,9 @@ def write_md(path, res):
                           f"{r['check_gate_up_orders'][o]['bit_equal_to_col_major_layer']} / "
                           f"{r['check_gate_up_orders'][o]['graph_bit_equal_to_col_major_layer']})", ("check_gate_up_orders", o))
                          for o in sorted(r.get("check_gate_up_orders") or {})) + tuple(
-                         (f"PipeLink Y (bf16), best layer, {o} (eager and graph; bit-equal to the col_major layer's Y rounded: "
-                          f"{r['check_best_layer'][o]['bit_equal_to_col_major_layer_rounded']} / "
-                          f"{r['check_best_layer'][o]['graph_bit_equal_to_col_major_layer_rounded']})", ("check_best_layer", o))
+                         (f"PipeLink Y (bf16), best layer, {o} (eager and graph; bit-equal to {best_bit_equal(r['check_best_layer'][o])[0]}: "
+                          f"{r['check_best_layer'][o][best_bit_equal(r['check_best_layer'][o])[1]]} / "
+                          f"{r['check_best_layer'][o]['graph_' + best_bit_equal(r['check_best_layer'][o])[1]]})", ("check_best_layer", o))
                          for o in sorted(r.get("check_best_layer") or {})):
             c = r[k[0]][k[1]] if isinstance(k, tuple) else r.get(k)
             if c is None:
