@@ -20,6 +20,9 @@
 // the fused gate/up SwiGLU n_step = tile_n, b_stride = I; for the plain GEMM over all of W n_step
 // = 2 tile_n, b_stride = tile_n.
 //
+// (A build walking work units for split-k links, measured level with the TMA loader at M >= 1024
+// where W is read from the L2, is in commit 5bdec2f.)
+//
 // Assumes: x_map is a 2-D tensor map over X [M, K] (bf16), box {tile_k, tile_m}, 128-byte swizzle;
 // K % tile_k == 0; the stage's b tensor starts 1024-byte aligned (the linker aligns swizzled
 // tensors to the swizzle's 8-row atom) and tile_n % 8 == 0 (so the up block does too).
@@ -29,10 +32,6 @@ PL_FACT_DECL(unsigned, tile_m);
 PL_FACT_DECL(unsigned, tile_n);
 PL_FACT_DECL(unsigned, tile_k);
 PL_FACT_DECL(unsigned, stages);
-
-#ifndef GU_UNITS
-#define GU_UNITS 0
-#endif
 
 PL_PROVIDE_LINKED(gu_loader_packed_main, stages);  // the ring's depth comes from the slots
 // The b blocks' 128-byte swizzle is compiled in (gu_pack_w writes it); X's comes from x_map.
@@ -53,22 +52,11 @@ PL_COMPONENT(gu_loader_packed_main) {
   const unsigned chunk = 2u * tile_n * tile_k * 2u;  // the stage's b tensor: gate and up blocks
 
   C::Out_ab w(ctx);
-#if GU_UNITS
-  // -DGU_UNITS=1 (contract_packed_sk.toml, [tiles] k_extent): work units, k slices [k_begin, k_end)
-  // of a tile, as gu_loader's build of the same name, so a split-k link may split a tile's slices.
-  pl::Unit u;
-  for (unsigned i = 0; pl::unit_at(ctx, i, u); ++i) {
-    const pl::Tile& t = u.tile;
-    const unsigned char* src = packed + static_cast<unsigned long long>(t.n) * k_tiles * chunk;
-    const int row_a = static_cast<int>(t.m * tile_m);
-    for (unsigned kt = u.k_begin; kt < u.k_end; ++kt) {
-#else
   pl::Tile t;
   for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
     const unsigned char* src = packed + static_cast<unsigned long long>(t.n) * k_tiles * chunk;
     const int row_a = static_cast<int>(t.m * tile_m);
     for (unsigned kt = 0; kt < k_tiles; ++kt) {
-#endif
       w.acquire();
       w.expect_tx();
       pl::tma_load_2d(w.a<unsigned char>(ctx), x_map, w.full_bar(), static_cast<int>(kt * tile_k), row_a);
