@@ -384,7 +384,7 @@ class PipeLinkMoE:
             W, rows, Kd, N, n_step, b_stride = ((self.Wgu, 2 * I, H, I, tn, I) if which == "gu"
                                                 else (self.Wd, H, I, H // 2, 2 * tn, tn))
             n_tiles = -(-N // tn)
-            out = torch.empty(E * n_tiles * (Kd // tk) * 2 * tn * tk, dtype=torch.bfloat16, device=dev)
+            out = torch.empty(32 + E * n_tiles * (Kd // tk) * 2 * tn * tk, dtype=torch.bfloat16, device=dev)  # 64-byte header + data
             f = pipelink.Function(k.cubin_path, "moe_pack_w", ["ptr", "u32", "u32", "u32", "u32", "u32", "u32", "ptr"])
             f.launch(1024, 256, W, E, rows, Kd, N, n_step, b_stride, out)
             torch.cuda.synchronize()
@@ -398,10 +398,11 @@ class PipeLinkMoE:
         tm = self.tm64 if tiles64 else TILE_M
         gu.set(x=X, row_token=self.row_token, row_weight=self.row_weight, K=H, w_packed=self.packed(gu, "gu"),
                out_map=pipelink.tensor_map(self.Hm, box=(gu.fact("out_rows"), gu.fact("tile_n")), swizzle="none", l2_promotion="256B"),
-               N=I, tile_expert=self.tile_expert, M=self.total_d)
+               N=I, tile_expert=self.tile_expert, M=self.total_d, n_step=gu.fact("tile_n"), b_stride=I, expert_rows=2 * I)
         ds.set(a_map=pipelink.tensor_map(self.Hm, box=(tm, 64), swizzle="128B", l2_promotion="256B"),
                out_map=pipelink.tensor_map(self.Hd, box=(tm, 64), swizzle="128B", l2_promotion="256B"),
-               K=I, w_packed=self.packed(ds, "dn"), N=H // 2, tile_expert=self.tile_expert, M=self.total_d)
+               K=I, w_packed=self.packed(ds, "dn"), N=H // 2, tile_expert=self.tile_expert, M=self.total_d,
+               n_step=2 * ds.fact("tile_n"), b_stride=ds.fact("tile_n"), expert_rows=H)
         self.Y, self.T = Yb, X.shape[0]
         tiles_m = self.max_rows // tm
         self.g_pk = (min(self.sms, tiles_m * math.ceil(I / gu.fact("tile_n"))), min(self.sms, tiles_m * (H // 256)))

@@ -124,7 +124,7 @@ void pack_weights(TestKernel& k, CUdeviceptr W, CUstream s) {
   CUfunction pack;
   CU(cuModuleGetFunction(&pack, k.mod.module(), "gu_pack_w"));
   const unsigned n_tiles = (kInter + k.tile_n - 1) / k.tile_n, k_tiles = kHidden / k.tile_k;
-  k.w_packed = std::make_unique<DeviceBuffer>(size_t(n_tiles) * k_tiles * 2 * k.tile_n * k.tile_k * 2);
+  k.w_packed = std::make_unique<DeviceBuffer>(64 + size_t(n_tiles) * k_tiles * 2 * k.tile_n * k.tile_k * 2);  // header + data
   CUdeviceptr w = W, out = k.w_packed->p;
   unsigned rows = kGateUp, K = kHidden, N = kInter, n_step = k.fused ? k.tile_n : 2 * k.tile_n, b_stride = k.fused ? kInter : k.tile_n;
   void* a[] = {&w, &rows, &K, &N, &n_step, &b_stride, &out};
@@ -191,14 +191,14 @@ void configure_kernel(TestKernel& k, unsigned M, CUdeviceptr X, CUdeviceptr W, C
   must(k.mod.set_u32("K", kHidden), k.label);
   must(k.mod.set_u32("M", M), k.label);
   must(k.mod.set_u32("N", kInter), k.label);
-  if (k.packed_w) {  // W's rows, n_step and b_stride are in the packing (pack_weights)
+  if (k.packed_w) {  // W's rows are in the packing (pack_weights); n_step / b_stride: checked against its header
     if (!k.w_packed) die(k.label + ": W not packed");
     must(k.mod.set_ptr("w_packed", k.w_packed->p), k.label);
   } else {
     must(k.mod.set_tensormap("w_map", w_map), k.label);
-    must(k.mod.set_u32("n_step", k.fused ? k.tile_n : 2 * k.tile_n), k.label);
-    must(k.mod.set_u32("b_stride", k.fused ? kInter : k.tile_n), k.label);
   }
+  must(k.mod.set_u32("n_step", k.fused ? k.tile_n : 2 * k.tile_n), k.label);
+  must(k.mod.set_u32("b_stride", k.fused ? kInter : k.tile_n), k.label);
   // Session 11: the runtime's persistent grid (Module::persistent_grid; before: min(SMs, tiles)).
   // For a data-parallel link the fewest blocks that take as many rounds as all resident blocks
   // (247 tiles: 124 blocks, not 132); for split-k the resident blocks.
@@ -521,11 +521,12 @@ void write_md(const std::string& path, const RunInfo& info, const std::vector<MR
   }
 }
 
-// The labels of kernels whose accumulator stage is the four 64-column panels: "-sw" as a word
-// (gemm-sw, fused-sw-splitk, gemm-sw-pp-g8), not as the start of one (gemm-small16-swap).
+// The labels of kernels whose accumulator stage is the four 64-column panels: "-sw" at the end, or
+// followed by "-" or a digit (gemm-sw, fused-sw-splitk, gemm-sw-pp-g8, gemm-sw64r-...), not as the
+// start of a word (gemm-small16-swap).
 bool has_panels(const std::string& label) {
   for (size_t at = label.find("-sw"); at != std::string::npos; at = label.find("-sw", at + 1))
-    if (at + 3 == label.size() || label[at + 3] == '-') return true;
+    if (at + 3 == label.size() || label[at + 3] == '-' || (label[at + 3] >= '0' && label[at + 3] <= '9')) return true;
   return false;
 }
 
@@ -853,6 +854,15 @@ int main(int argc, char** argv) {
       claim("gemm, W packed / row-major", r.packed_gemm, r.selected_gemm);
       claim("gemm, W packed: linked / control", r.packed_gemm, r.packed_gemm + "-control");
     }
+    // The twins differ from the row-major kernels in more than the loader (*-small16-swap-packed
+    // also swaps the wgmma operands; gemm-medium-packed has 4 stages, gemm-medium 3). Where the
+    // probes that separate the effects run (run.sh: *-small16-swap with the TMA loader,
+    // gemm-medium-s4), the packing alone:
+    claim("packing alone: gemm-small16-swap-packed / gemm-small16-swap", "gemm-small16-swap-packed", "gemm-small16-swap");
+    claim("packing alone: fused-small16-swap-packed / fused-small16-swap", "fused-small16-swap-packed", "fused-small16-swap");
+    claim("packing alone: gemm-medium-packed / gemm-medium-s4", "gemm-medium-packed", "gemm-medium-s4");
+    claim("swap alone: gemm-small16-swap / gemm-small16", "gemm-small16-swap", "gemm-small16");
+    claim("fourth stage alone: gemm-medium-s4 / gemm-medium", "gemm-medium-s4", "gemm-medium");
     // Session 10: the panel kernels linked with --tile-schedule split-k (timed beside, not selected).
     claim("fused split-k / best pair", "fused-sw-splitk", r.best_pair);
     claim("gemm split-k / best cuBLAS", "gemm-sw-splitk", r.best_gemm);

@@ -153,7 +153,7 @@ def packed_weight(k, W, n_step: int, b_stride: int):
     if key not in cache:
         tn, tk = k.fact("tile_n"), k.fact("tile_k")
         n_tiles, k_tiles = -(-INTER // tn), HID // tk
-        out = torch.empty(n_tiles * k_tiles * 2 * tn * tk, dtype=torch.bfloat16, device=W.device)
+        out = torch.empty(32 + n_tiles * k_tiles * 2 * tn * tk, dtype=torch.bfloat16, device=W.device)  # 64-byte header + data
         pack = pipelink.Function(k.cubin_path, "gu_pack_w", ["ptr", "u32", "u32", "u32", "u32", "u32", "ptr"])
         pack.launch(1024, 256, W, W.shape[0], HID, INTER, n_step, b_stride, out)
         torch.cuda.synchronize()
@@ -181,7 +181,8 @@ def configure(k, fused: bool, X, W, out, M: int, sms: int, panels: bool = False)
     if "w_packed" in k.params:  # session 13: the loader reads W packed by its own link's gu_pack_w
         k.set(w_packed=packed_weight(k, W, n_step, b_stride))
     else:
-        k.set(w_map=pipelink.tensor_map(W, box=(tn, tk), swizzle=sw, l2_promotion="256B"), n_step=n_step, b_stride=b_stride)
+        k.set(w_map=pipelink.tensor_map(W, box=(tn, tk), swizzle=sw, l2_promotion="256B"))
+    k.set(n_step=n_step, b_stride=b_stride)  # packed: a checked build compares them with the pack's header
     k.set(x_map=x_map, out_map=o_map, K=HID, M=M, N=INTER)
     # Session 11 (before: min(sms, tiles)): the runtime's persistent grid, for a data-parallel link
     # the fewest blocks that take as many rounds of tiles as all resident ones (247 tiles: 124).

@@ -203,8 +203,11 @@ int main(int argc, char** argv) {
   std::string md = "# Weight-stream probe (bench_stream): W [51200, 5120] bf16 read by each pattern\n\n" + dev.name + ", " + when +
                    ", " + std::to_string(rounds) + " rounds (round robin behind a spin); median ms ± (q3 − q1) / (2 median); TB/s = bytes read / median. "
                    "Clocks before: " + before.line() + "; after: " + after.line() + ".\n\n"
-                   "| pattern | kind | contiguous bytes per row per box | rows per box | boxes per stage | stage KB | stages | grid | MB read | ms | TB/s |\n"
-                   "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+                   "Stage KB and MB read count W's bytes only; a +x pattern also loads a 2 KB slice of X [16, K] per stage (L2-resident). "
+                   "Consumer: free = each stage released at once; hold N = held N ns first; wgmma = the 16 x 104 main loop's eight "
+                   "m64n104k16; swapped = 16 m64n16k16 (W rows as the m64).\n\n"
+                   "| pattern | kind | contiguous bytes per row per box | rows per box | boxes per stage | stage KB | stages | grid | consumer | MB read | ms | TB/s |\n"
+                   "|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|\n";
   Json js;
   js.obj().key("bench").str("bench_stream").key("device").str(dev.name).key("utc").str(when).key("rounds").integer(rounds);
   js.key("clocks_before").raw(before.json()).key("clocks_after").raw(after.json());
@@ -217,12 +220,15 @@ int main(int argc, char** argv) {
     char line[512];
     const unsigned contig = c.kind == "tma" ? c.e * c.d * 2 : c.kind == "bulk" ? c.e * 1024 : 16;
     const double stage_kb = c.kind == "tma" ? c.nb * c.e * c.r * c.d * 2 / 1024.0 : c.kind == "bulk" ? double(c.e) : 0;
-    std::snprintf(line, sizeof line, "| %s | %s | %u | %u | %u | %.1f | %u | %u | %.1f | %.4f ±%.1f%% | %.3f |\n", c.name.c_str(),
-                  c.kind.c_str(), contig, c.r, c.nb, stage_kb, c.stages, run.grid, run.bytes / 1e6, st.median, 100 * st.spread, tbs);
+    const std::string consumer = c.kind == "ldg" ? "—" : c.mode == 1 ? "hold " + std::to_string(c.hold_ns) : c.mode == 2 ? "wgmma" : c.mode == 3 ? "swapped" : "free";
+    std::snprintf(line, sizeof line, "| %s | %s | %u | %u | %u | %.1f | %u | %u | %s | %.1f | %.4f ±%.1f%% | %.3f |\n", c.name.c_str(),
+                  c.kind.c_str(), contig, c.r, c.nb, stage_kb, c.stages, run.grid, consumer.c_str(), run.bytes / 1e6, st.median,
+                  100 * st.spread, tbs);
     md += line;
     std::printf("%s", line);
     js.obj().key("name").str(c.name).key("kind").str(c.kind).key("e").integer(c.e).key("r").integer(c.r).key("d").integer(c.d);
     js.key("nb").integer(c.nb).key("tile_rows").integer(c.tile_rows).key("stages").integer(c.stages).key("grid").integer(run.grid);
+    js.key("x_slice").boolean(c.x).key("consumer_mode").integer(c.mode).key("hold_ns").integer(c.hold_ns);
     js.key("bytes").num(run.bytes).key("ms").stats(st).key("samples").samples(cs[i].ms).key("tb_per_s").num(tbs).end();
   }
   js.end().end();

@@ -1,6 +1,7 @@
 // stream_probe.cu — kernels that only read a weight matrix, to measure which access pattern the
-// H200's DRAM serves fastest (bench/stream/bench_stream.cpp times them). No GEMM: a consumer
-// warpgroup waits for each stage and frees it at once, so the time is the stream's alone.
+// H200's DRAM serves fastest (bench/stream/bench_stream.cpp times them). A consumer warpgroup
+// waits for each stage and frees it at once (mode 0: the time is the stream's alone), or holds it
+// for a while first (mode 1), or runs a GEMM's wgmma on it (modes 2 and 3, see consume()).
 //
 //   stream_tma   a persistent TMA ring, as the Qwen / MoE loaders run it: tile t (blocks take
 //                t = b, b + G, ...) is `nb` boxes of `r` rows (box j at row t * tile_rows + j *
@@ -110,8 +111,10 @@ __device__ __forceinline__ void consume(const Ring& r, unsigned long long total,
       const unsigned long long t0 = globaltimer_ns();
       while (globaltimer_ns() - t0 < hold_ns) {}
     } else if (mode == 3) {
-      // the operands swapped: 4 x m64n16k16 per k16 step cover 256 W rows (the stage has 208: the
-      // last 48 rows read past it, as a 208-row swapped tile would round up)
+      // the operands swapped: 4 x m64n16k16 per k16 step over 4 consecutive 64-row groups, 256 W
+      // rows (the stage has 208: the last 48 rows read past it, into the next stage or, for the
+      // last, the barriers and 8 KB of padding the host adds; wgmma_gu_swap.cu overlaps its groups
+      // instead, the same work per stage)
       const unsigned a = smem_addr(r.data + s * r.stage_bytes), b = a + x_bytes;
       wgmma_fence();
 #pragma unroll

@@ -166,7 +166,8 @@ def packed_weight(k, W):
     pairing (n_step = tile_n, b_stride = I); once per cubin."""
     if k.cubin_path not in _packed:
         tn, tk = k.fact("tile_n"), k.fact("tile_k")
-        out = torch.full((math.ceil(N_INTER / tn) * (K_HIDDEN // tk) * 2 * tn * tk,), float("nan"), device="cuda", dtype=torch.bfloat16)
+        out = torch.full((32 + math.ceil(N_INTER / tn) * (K_HIDDEN // tk) * 2 * tn * tk,), float("nan"), device="cuda",
+                         dtype=torch.bfloat16)  # a 64-byte header, then the data
         pack = pipelink.Function(k.cubin_path, "gu_pack_w", ["ptr", "u32", "u32", "u32", "u32", "u32", "ptr"])
         pack.launch(264, 256, W, W.shape[0], K_HIDDEN, N_INTER, tn, N_INTER, out)
         torch.cuda.synchronize()
@@ -187,7 +188,8 @@ def launch_params(k, X, W, H):
     if "w_packed" in k.params:  # the loader reads W packed (its row pairing is in the packing)
         p["w_packed"] = packed_weight(k, W)
     else:
-        p.update(w_map=pipelink.tensor_map(W, box=(tn, tk), swizzle="128B", l2_promotion="256B"), n_step=tn, b_stride=N_INTER)
+        p["w_map"] = pipelink.tensor_map(W, box=(tn, tk), swizzle="128B", l2_promotion="256B")
+    p.update(n_step=tn, b_stride=N_INTER)
     return p
 
 
@@ -348,6 +350,36 @@ def main():
             fresh.close()
         torch.cuda.synchronize()
         k.close()
+
+    # The checked build of fused_small16_packed: with its own pack it computes what the release
+    # build does, bit for bit; with a pack made for the plain GEMM's row pairing it must trap (in a
+    # subprocess: a trap ends the CUDA context).
+    ck = QO / "checked" / "fused_small16_packed.cubin"
+    if ck.is_file():
+        print("== fused_small16_packed, checked build (PL_CHECKED)")
+        import subprocess
+        k = pipelink.Kernel(ck, ck.with_suffix(".map"))
+        rel = pipelink.Kernel(QO / "fused_small16_packed.cubin", QO / "fused_small16_packed.map")
+        X = torch.randn(16, K_HIDDEN, device="cuda", generator=gen).to(torch.bfloat16)
+        Hc = torch.full((16, N_INTER), float("nan"), device="cuda", dtype=torch.bfloat16)
+        Hr = torch.full_like(Hc, float("nan"))
+        k.launch(grid_of(k, 16, sms), **launch_params(k, X, W, Hc))
+        rel.launch(grid_of(rel, 16, sms), **launch_params(rel, X, W, Hr))
+        torch.cuda.synchronize()
+        same = torch.equal(Hc.view(torch.int16), Hr.view(torch.int16))
+        print(f"  own pack: {'bit-identical to' if same else 'DIFFERS from'} the release build")
+        if not same:
+            fail("fused_small16_packed checked build: H differs from the release build's")
+        k.close()
+        rel.close()
+        r = subprocess.run([sys.executable, str(SRC / "tests" / "gpu" / "packed_checked.py"), str(BUILD)],
+                           capture_output=True, text=True, timeout=120)
+        out = (r.stdout + r.stderr).strip()
+        print("  a pack for the plain GEMM's pairing: " + (out.splitlines()[-1] if out else "(no output)"))
+        if r.returncode != 0 or "refused" not in r.stdout:
+            fail(f"fused_small16_packed checked build: a mismatched pack was not refused (rc {r.returncode}):\n{out}")
+    else:
+        fail(f"{ck} was not built")
 
     if checked == 0:
         fail("no kernel was checked")

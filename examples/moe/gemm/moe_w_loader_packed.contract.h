@@ -43,13 +43,25 @@ struct N {  // u32
   enum : unsigned { index = 3 };
   static __device__ __forceinline__ unsigned get(const pl::Ctx& ctx) { return ctx.u32(index); }
 };
-struct M {  // ptr
+struct n_step {  // u32
   enum : unsigned { index = 4 };
+  static __device__ __forceinline__ unsigned get(const pl::Ctx& ctx) { return ctx.u32(index); }
+};
+struct b_stride {  // u32
+  enum : unsigned { index = 5 };
+  static __device__ __forceinline__ unsigned get(const pl::Ctx& ctx) { return ctx.u32(index); }
+};
+struct expert_rows {  // u32
+  enum : unsigned { index = 6 };
+  static __device__ __forceinline__ unsigned get(const pl::Ctx& ctx) { return ctx.u32(index); }
+};
+struct M {  // ptr
+  enum : unsigned { index = 7 };
   template <class T = void> static __device__ __forceinline__ T* get(const pl::Ctx& ctx) { return ctx.ptr<T>(index); }
 };
 }  // namespace param
 
-// [[port]] ab (w_loader_dev_packed.toml:44): out, completion = "tx", arrive = "one", stages = "stages".
+// [[port]] ab (w_loader_dev_packed.toml:53): out, completion = "tx", arrive = "one", stages = "stages".
 struct Out_ab {
   enum : unsigned { index = 0 };
   enum : long long { arrive = pl::arrive_one };

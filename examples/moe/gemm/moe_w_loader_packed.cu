@@ -9,13 +9,22 @@
 // 128-byte row's 16-byte chunk c holding W[row, kt * 64 + 8 (c ^ r % 8) ..] (zeros past the last
 // expert's last row, as TMA's out-of-bounds fill). n_step and b_stride are moe_w_loader's: gate/up
 // n_step = tile_n, b_stride = I; down n_step = 2 tile_n, b_stride = tile_n.
-// The pack reads the link's tile_n and tile_k (PL_FACT), so a cubin's pack is its loader's layout.
+// The pack reads the link's tile_n and tile_k (PL_FACT) and writes a 64-byte header before the data
+// (magic, tile_n, tile_k, K, N, n_step, b_stride, expert_rows, n_experts); the loader keeps
+// moe_w_loader's params, and a checked build (PL_CHECKED) traps with a message where they differ
+// from the header (a pack made for another tile, shape or pairing). Data offsets below are after
+// the header.
 // Assumes: K % tile_k == 0, tile_k = 64, tile_n % 8 == 0; writes only tensor "b" (the dispatch
 // owner's loader writes "a").
 #include "moe_w_loader_packed.contract.h"
 
 PL_FACT_DECL(unsigned, tile_n);
 PL_FACT_DECL(unsigned, tile_k);
+
+namespace moe_packed {
+constexpr unsigned kPackMagic = 0x31454B50u;  // "PKE1"
+constexpr unsigned kHeaderBytes = 64;
+}  // namespace moe_packed
 
 PL_PROVIDE_LINKED(moe_w_loader_packed_main, stages);  // the ring's depth comes from the slots
 PL_SWIZZLE(moe_w_loader_packed_main, ab, b, 128);      // moe_pack_w compiles the swizzle in
@@ -30,7 +39,20 @@ PL_COMPONENT(moe_w_loader_packed_main) {
   const unsigned n_tiles = (C::param::N::get(ctx) + tile_n - 1) / tile_n;
 #ifdef PL_CHECKED
   if (C::param::K::get(ctx) % tile_k != 0 || tile_n % 8u != 0 || tile_k * 2u != 128u) asm volatile("trap;");
+  {
+    const unsigned* h = reinterpret_cast<const unsigned*>(packed);
+    const unsigned want[8] = {moe_packed::kPackMagic, tile_n, tile_k, C::param::K::get(ctx), C::param::N::get(ctx),
+                              C::param::n_step::get(ctx), C::param::b_stride::get(ctx), C::param::expert_rows::get(ctx)};
+    for (unsigned i = 0; i < 8; ++i)
+      if (h[i] != want[i]) {
+        if (blockIdx.x == 0)
+          printf("moe_w_loader_packed: w_packed was not packed for this launch: header word %u (magic, tile_n, tile_k, K, N, "
+                 "n_step, b_stride, expert_rows) is %u, the launch has %u\n", i, h[i], want[i]);
+        asm volatile("trap;");
+      }
+  }
 #endif
+  packed += moe_packed::kHeaderBytes;
   const unsigned chunk = 2u * tile_n * tile_k * 2u;
   C::Out_ab w(ctx);
   pl::Tile t;
@@ -50,6 +72,13 @@ PL_COMPONENT(moe_w_loader_packed_main) {
 extern "C" __global__ void moe_pack_w(const uint4* __restrict__ w, unsigned n_experts, unsigned expert_rows, unsigned K, unsigned N,
                                       unsigned n_step, unsigned b_stride, uint4* __restrict__ packed) {
   const unsigned tile_n = PL_FACT(tile_n), tile_k = PL_FACT(tile_k);
+  if (K % tile_k != 0 || reinterpret_cast<unsigned long long>(w) % 16u != 0 || reinterpret_cast<unsigned long long>(packed) % 16u != 0)
+    asm volatile("trap;");
+  if (blockIdx.x == 0 && threadIdx.x < 16) {
+    const unsigned h[9] = {moe_packed::kPackMagic, tile_n, tile_k, K, N, n_step, b_stride, expert_rows, n_experts};
+    reinterpret_cast<unsigned*>(packed)[threadIdx.x] = threadIdx.x < 9 ? h[threadIdx.x] : 0u;
+  }
+  packed += moe_packed::kHeaderBytes / 16u;
   const unsigned long long k_tiles = K / tile_k, n_tiles = (N + tile_n - 1) / tile_n;
   const unsigned long long w_rows = static_cast<unsigned long long>(n_experts) * expert_rows;
   const unsigned chunks_per_row = tile_k / 8u;

@@ -39,9 +39,21 @@ struct K {  // u32
   enum : unsigned { index = 2 };
   static __device__ __forceinline__ unsigned get(const pl::Ctx& ctx) { return ctx.u32(index); }
 };
+struct N {  // u32
+  enum : unsigned { index = 3 };
+  static __device__ __forceinline__ unsigned get(const pl::Ctx& ctx) { return ctx.u32(index); }
+};
+struct n_step {  // u32
+  enum : unsigned { index = 4 };
+  static __device__ __forceinline__ unsigned get(const pl::Ctx& ctx) { return ctx.u32(index); }
+};
+struct b_stride {  // u32
+  enum : unsigned { index = 5 };
+  static __device__ __forceinline__ unsigned get(const pl::Ctx& ctx) { return ctx.u32(index); }
+};
 }  // namespace param
 
-// [[port]] ab (contract_packed16.toml:36): out, completion = "tx", arrive = "one", stages = "stages".
+// [[port]] ab (contract_packed16.toml:45): out, completion = "tx", arrive = "one", stages = "stages".
 struct Out_ab {
   enum : unsigned { index = 0 };
   enum : long long { arrive = pl::arrive_one };

@@ -8,17 +8,23 @@
 // have written into the stage. A stage is X's slice (TMA, as gu_loader) and one 1-D bulk copy.
 // The stage's bytes are those gu_loader writes, so the main loop and the epilogue do not change.
 //
-// The packed layout depends on tile_n and tile_k, which the link fixes. gu_pack_w is compiled in
-// the same object and reads the same facts (PL_FACT), so the cubin of a link holds the pack that
-// matches its loader: launch it from that cubin (pipelink::Module::module(), Python
-// pipelink.Function(cubin, "gu_pack_w", ...)); a pack from another link cannot be asked for.
+// The packed layout depends on tile_n and tile_k, which the link fixes, and on K, N and the row
+// pairing (n_step, b_stride), which the host gives. gu_pack_w is compiled in the same object and
+// reads the same facts (PL_FACT), so the pack of a link's cubin has that link's tile; launch it
+// from the cubin you will launch (pipelink::Module::module(), Python pipelink.Function(cubin,
+// "gu_pack_w", ...)). The pack writes a 64-byte header before the data (kPackMagic, tile_n,
+// tile_k, K, N, n_step, b_stride, W's rows), and the loader keeps gu_loader's params K, N,
+// n_step and b_stride: a checked build (PL_CHECKED) compares them with the header and traps with
+// a message on a difference, so a pack made for another tile, shape or pairing is refused there
+// instead of read (a release build trusts it, as it trusts a tensor map).
 //
-// Packed layout: for tile n in [0, ceil(N / tile_n)), k slice kt in [0, K / tile_k), block j (0
-// gate, 1 up), row r in [0, tile_n): 128 bytes at ((n * k_tiles + kt) * 2 + j) * tile_n * 128 +
-// r * 128, its 16-byte chunk c holding W[n * n_step + j * b_stride + r, kt * 64 + 8 (c ^ r % 8) ..]
-// (zeros past W's last row, as TMA's out-of-bounds fill). n_step and b_stride are gu_loader's: for
-// the fused gate/up SwiGLU n_step = tile_n, b_stride = I; for the plain GEMM over all of W n_step
-// = 2 tile_n, b_stride = tile_n.
+// Packed layout, after the header: for tile n in [0, ceil(N / tile_n)), k slice kt in [0, K /
+// tile_k), block j (0 gate, 1 up), row r in [0, tile_n): 128 bytes at ((n * k_tiles + kt) * 2 + j)
+// * tile_n * 128 + r * 128, its 16-byte chunk c holding W[n * n_step + j * b_stride + r, kt * 64 +
+// 8 (c ^ r % 8) ..] (zeros past W's last row, as TMA's out-of-bounds fill). n_step and b_stride are
+// gu_loader's: for the fused gate/up SwiGLU n_step = tile_n, b_stride = I; for the plain GEMM over
+// all of W n_step = 2 tile_n, b_stride = tile_n. Bytes in all: 64 + ceil(N / tile_n) * (K /
+// tile_k) * 2 * tile_n * tile_k * 2.
 //
 // (A build walking work units for split-k links, measured level with the TMA loader at M >= 1024
 // where W is read from the L2, is in commit 5bdec2f.)
@@ -32,6 +38,11 @@ PL_FACT_DECL(unsigned, tile_m);
 PL_FACT_DECL(unsigned, tile_n);
 PL_FACT_DECL(unsigned, tile_k);
 PL_FACT_DECL(unsigned, stages);
+
+namespace gu_packed {
+constexpr unsigned kPackMagic = 0x31574B50u;  // "PKW1"
+constexpr unsigned kHeaderBytes = 64;        // keeps the data 16-byte aligned for the bulk copies
+}  // namespace gu_packed
 
 PL_PROVIDE_LINKED(gu_loader_packed_main, stages);  // the ring's depth comes from the slots
 // The b blocks' 128-byte swizzle is compiled in (gu_pack_w writes it); X's comes from x_map.
@@ -48,7 +59,20 @@ PL_COMPONENT(gu_loader_packed_main) {
 #ifdef PL_CHECKED
   if (C::param::K::get(ctx) % tile_k != 0) asm volatile("trap;");  // K / tile_k slices would drop K's tail
   if (tile_n % 8u != 0 || tile_k * 2u != 128u) asm volatile("trap;");
+  {
+    const unsigned* h = reinterpret_cast<const unsigned*>(packed);
+    const unsigned want[7] = {gu_packed::kPackMagic, tile_n, tile_k, C::param::K::get(ctx), C::param::N::get(ctx),
+                              C::param::n_step::get(ctx), C::param::b_stride::get(ctx)};
+    for (unsigned i = 0; i < 7; ++i)
+      if (h[i] != want[i]) {
+        if (blockIdx.x == 0)
+          printf("gu_loader_packed: w_packed was not packed for this launch: header word %u (magic, tile_n, tile_k, K, N, "
+                 "n_step, b_stride) is %u, the launch has %u\n", i, h[i], want[i]);
+        asm volatile("trap;");
+      }
+  }
 #endif
+  packed += gu_packed::kHeaderBytes;
   const unsigned chunk = 2u * tile_n * tile_k * 2u;  // the stage's b tensor: gate and up blocks
 
   C::Out_ab w(ctx);
@@ -72,6 +96,15 @@ PL_COMPONENT(gu_loader_packed_main) {
 extern "C" __global__ void gu_pack_w(const uint4* __restrict__ w, unsigned w_rows, unsigned K, unsigned N, unsigned n_step,
                                      unsigned b_stride, uint4* __restrict__ packed) {
   const unsigned tile_n = PL_FACT(tile_n), tile_k = PL_FACT(tile_k);
+  // Rows of W are 16-byte multiples and W 16-byte aligned (the uint4 reads), whole k slices: as a
+  // TMA map of W would require; checked always (the pack runs once).
+  if (K % tile_k != 0 || reinterpret_cast<unsigned long long>(w) % 16u != 0 || reinterpret_cast<unsigned long long>(packed) % 16u != 0)
+    asm volatile("trap;");
+  if (blockIdx.x == 0 && threadIdx.x < 16) {
+    const unsigned h[8] = {gu_packed::kPackMagic, tile_n, tile_k, K, N, n_step, b_stride, w_rows};
+    reinterpret_cast<unsigned*>(packed)[threadIdx.x] = threadIdx.x < 8 ? h[threadIdx.x] : 0u;
+  }
+  packed += gu_packed::kHeaderBytes / 16u;
   const unsigned long long k_tiles = K / tile_k, n_tiles = (N + tile_n - 1) / tile_n;
   const unsigned chunks_per_row = tile_k / 8u;   // 16-byte chunks of one row's k slice (8)
   const unsigned long long row_chunks = K / 8u;  // of one row of W
