@@ -124,7 +124,7 @@ void pack_weights(TestKernel& k, CUdeviceptr W, CUstream s) {
   CUfunction pack;
   CU(cuModuleGetFunction(&pack, k.mod.module(), "gu_pack_w"));
   const unsigned n_tiles = (kInter + k.tile_n - 1) / k.tile_n, k_tiles = kHidden / k.tile_k;
-  k.w_packed = std::make_unique<DeviceBuffer>(64 + size_t(n_tiles) * k_tiles * 2 * k.tile_n * k.tile_k * 2);  // header + data
+  k.w_packed = std::make_unique<DeviceBuffer>(65536 + size_t(n_tiles) * k_tiles * 2 * k.tile_n * k.tile_k * 2);  // header + data
   CUdeviceptr w = W, out = k.w_packed->p;
   unsigned rows = kGateUp, K = kHidden, N = kInter, n_step = k.fused ? k.tile_n : 2 * k.tile_n, b_stride = k.fused ? kInter : k.tile_n;
   void* a[] = {&w, &rows, &K, &N, &n_step, &b_stride, &out};

@@ -24,7 +24,7 @@ tm, tn, tk = k.fact("tile_m"), k.fact("tile_n"), k.fact("tile_k")
 W = (torch.randn(2 * N_INTER, K_HIDDEN, device="cuda") * 0.02).to(torch.bfloat16)
 X = torch.randn(M, K_HIDDEN, device="cuda").to(torch.bfloat16)
 H = torch.empty(M, N_INTER, device="cuda", dtype=torch.bfloat16)
-packed = torch.empty(32 + math.ceil(N_INTER / tn) * (K_HIDDEN // tk) * 2 * tn * tk, device="cuda", dtype=torch.bfloat16)
+packed = torch.empty(32768 + math.ceil(N_INTER / tn) * (K_HIDDEN // tk) * 2 * tn * tk, device="cuda", dtype=torch.bfloat16)
 pack = pipelink.Function(k.cubin_path, "gu_pack_w", ["ptr", "u32", "u32", "u32", "u32", "u32", "ptr"])
 pack.launch(264, 256, W, W.shape[0], K_HIDDEN, N_INTER, 2 * tn, tn, packed)  # the plain GEMM's pairing
 torch.cuda.synchronize()

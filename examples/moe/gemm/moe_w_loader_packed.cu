@@ -9,7 +9,7 @@
 // 128-byte row's 16-byte chunk c holding W[row, kt * 64 + 8 (c ^ r % 8) ..] (zeros past the last
 // expert's last row, as TMA's out-of-bounds fill). n_step and b_stride are moe_w_loader's: gate/up
 // n_step = tile_n, b_stride = I; down n_step = 2 tile_n, b_stride = tile_n.
-// The pack reads the link's tile_n and tile_k (PL_FACT) and writes a 64-byte header before the data
+// The pack reads the link's tile_n and tile_k (PL_FACT) and writes a header before the data (64 KB with its padding)
 // (magic, tile_n, tile_k, K, N, n_step, b_stride, expert_rows, n_experts); the loader keeps
 // moe_w_loader's params, and a checked build (PL_CHECKED) traps with a message where they differ
 // from the header (a pack made for another tile, shape or pairing). Data offsets below are after
@@ -23,7 +23,7 @@ PL_FACT_DECL(unsigned, tile_k);
 
 namespace moe_packed {
 constexpr unsigned kPackMagic = 0x31454B50u;  // "PKE1"
-constexpr unsigned kHeaderBytes = 64;
+constexpr unsigned kHeaderBytes = 65536;  // the data keeps the allocation's alignment (see gu_loader_packed.cu)
 }  // namespace moe_packed
 
 PL_PROVIDE_LINKED(moe_w_loader_packed_main, stages);  // the ring's depth comes from the slots

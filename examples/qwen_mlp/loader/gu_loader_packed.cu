@@ -12,7 +12,7 @@
 // pairing (n_step, b_stride), which the host gives. gu_pack_w is compiled in the same object and
 // reads the same facts (PL_FACT), so the pack of a link's cubin has that link's tile; launch it
 // from the cubin you will launch (pipelink::Module::module(), Python pipelink.Function(cubin,
-// "gu_pack_w", ...)). The pack writes a 64-byte header before the data (kPackMagic, tile_n,
+// "gu_pack_w", ...)). The pack writes a header before the data, 64 KB with its padding (kPackMagic, tile_n,
 // tile_k, K, N, n_step, b_stride, W's rows), and the loader keeps gu_loader's params K, N,
 // n_step and b_stride: a checked build (PL_CHECKED) compares them with the header and traps with
 // a message on a difference, so a pack made for another tile, shape or pairing is refused there
@@ -23,7 +23,7 @@
 // * tile_n * 128 + r * 128, its 16-byte chunk c holding W[n * n_step + j * b_stride + r, kt * 64 +
 // 8 (c ^ r % 8) ..] (zeros past W's last row, as TMA's out-of-bounds fill). n_step and b_stride are
 // gu_loader's: for the fused gate/up SwiGLU n_step = tile_n, b_stride = I; for the plain GEMM over
-// all of W n_step = 2 tile_n, b_stride = tile_n. Bytes in all: 64 + ceil(N / tile_n) * (K /
+// all of W n_step = 2 tile_n, b_stride = tile_n. Bytes in all: 65536 + ceil(N / tile_n) * (K /
 // tile_k) * 2 * tile_n * tile_k * 2.
 //
 // (A build walking work units for split-k links, measured level with the TMA loader at M >= 1024
@@ -41,7 +41,10 @@ PL_FACT_DECL(unsigned, stages);
 
 namespace gu_packed {
 constexpr unsigned kPackMagic = 0x31574B50u;  // "PKW1"
-constexpr unsigned kHeaderBytes = 64;        // keeps the data 16-byte aligned for the bulk copies
+// The data starts 64 KB in, so every stage's chunk keeps the alignment it has from the allocation's
+// base (chunks are multiples of 2 KB): with a 64-byte header (chunks 16-byte aligned) the 16 x 104
+// GEMM ran 25% slower on the H200 (results/qwen_s13/run7_misaligned).
+constexpr unsigned kHeaderBytes = 65536;
 }  // namespace gu_packed
 
 PL_PROVIDE_LINKED(gu_loader_packed_main, stages);  // the ring's depth comes from the slots
