@@ -172,7 +172,11 @@ def packed_weight(k, W):
         pack.launch(264, 256, W, W.shape[0], K_HIDDEN, N_INTER, tn, N_INTER, out)
         torch.cuda.synchronize()
         pack.close()
-        if torch.isnan(out.float()).any():
+        head = out[:16].view(torch.int32).tolist()  # the header's first 8 words (the rest of its 64 KB is padding)
+        want = [0x31574B50, tn, tk, K_HIDDEN, N_INTER, tn, N_INTER, W.shape[0]]
+        if head != want:
+            fail(f"{k.cubin_path}: gu_pack_w's header is {head}, expected {want}")
+        if torch.isnan(out[32768:].float()).any():
             fail(f"{k.cubin_path}: gu_pack_w left packed elements unwritten")
         _packed[k.cubin_path] = out
     return _packed[k.cubin_path]
