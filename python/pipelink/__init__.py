@@ -765,6 +765,16 @@ class Kernel:
         self._call(self._lib.plrt_tile_count, ctypes.byref(t))
         return t.value
 
+    def function(self, name: str, signature: Sequence[str]) -> "Function":
+        """Another kernel of this link's cubin, by name (C linkage), as a pipelink.Function: for
+        the kernels a component ships beside its entry, e.g. gu_loader_packed's gu_pack_w, which
+        packs a weight in the layout of this link's loader (docs/components.md 5.8):
+
+            pack = k.function("gu_pack_w", ["ptr", "u32", "u32", "u32", "u32", "u32", "ptr"])"""
+        if self._h is None:
+            raise ValueError("pipelink.Kernel: closed")
+        return Function(self.cubin_path, name, signature, device=self.device)
+
     def persistent_grid(self, stream: Any = None) -> int:
         """The grid to launch with the params set now. The tile walk is persistent, so more
         blocks than fit at once only queue. A data-parallel link: the fewest blocks that take as

@@ -168,7 +168,7 @@ def packed_weight(k, W):
         tn, tk = k.fact("tile_n"), k.fact("tile_k")
         out = torch.full((32768 + math.ceil(N_INTER / tn) * (K_HIDDEN // tk) * 2 * tn * tk,), float("nan"), device="cuda",
                          dtype=torch.bfloat16)  # a 64 KB header, then the data
-        pack = pipelink.Function(k.cubin_path, "gu_pack_w", ["ptr", "u32", "u32", "u32", "u32", "u32", "ptr"])
+        pack = k.function("gu_pack_w", ["ptr", "u32", "u32", "u32", "u32", "u32", "ptr"])  # the same cubin's pack
         pack.launch(264, 256, W, W.shape[0], K_HIDDEN, N_INTER, tn, N_INTER, out)
         torch.cuda.synchronize()
         pack.close()

@@ -54,6 +54,26 @@ class LinkFromPython(unittest.TestCase):
         params = pipelink._parse_map(r.map)["params"]
         self.assertEqual(params, {"a_map": "tensormap", "b_map": "tensormap", "K": "u32", "C": "ptr", "M": "u32", "N": "u32"})
 
+    def test_packed_loader_link_ships_its_pack(self):
+        # Session 13: a loader that reads a packed weight ships the packing kernel in its own object;
+        # the linked cubin holds both, the map lists w_packed and the records the loader declares.
+        Q, QO = SRC / "examples" / "qwen_mlp", BUILD / "examples" / "qwen_mlp"
+        cs = [Q / "loader/contract_packed16.toml", Q / "mma/contract_small16_swap.toml", Q / "swiglu/contract_r16.toml",
+              Q / "store/contract.toml"]
+        r = pipelink.link(cs, library_dirs=[QO])
+        self.assertEqual(r.cubin[:4], b"\x7fELF")
+        self.assertIn(b"gu_pack_w", r.cubin, "the pack kernel of the loader's object is not in the linked cubin")
+        self.assertIn(b"pipelink_kernel", r.cubin)
+        params = pipelink._parse_map(r.map)["params"]
+        for name, ty in (("w_packed", "ptr"), ("K", "u32"), ("N", "u32"), ("n_step", "u32"), ("b_stride", "u32")):
+            self.assertEqual(params.get(name), ty, f"param {name}")
+        self.assertNotIn("w_map", params)
+        self.assertRegex(r.map, r"gu_loader_packed: \d+ records agree \([^)]*swizzle[^)]*\)")
+        self.assertRegex(r.map, r"wgmma_gu_swap: \d+ records agree \([^)]*provide[^)]*\)")
+        built = QO / "fused_small16_swap_packed.cubin"
+        self.assertTrue(built.is_file(), f"{built} missing: build the qwen_mlp_fused_small16_swap_packed target first")
+        self.assertEqual(r.cubin, built.read_bytes(), "Python link and CLI link differ")
+
     def test_link_without_the_source_include_dir(self):
         # Elsewhere (an installed package, another machine) the linker's default -I, this source
         # tree's include/, is absent: the package's own copy of pipelink/device.cuh is used.

@@ -11,8 +11,8 @@
 // The packed layout depends on tile_n and tile_k, which the link fixes, and on K, N and the row
 // pairing (n_step, b_stride), which the host gives. gu_pack_w is compiled in the same object and
 // reads the same facts (PL_FACT), so the pack of a link's cubin has that link's tile; launch it
-// from the cubin you will launch (pipelink::Module::module(), Python pipelink.Function(cubin,
-// "gu_pack_w", ...)). The pack writes a header before the data, 64 KB with its padding (kPackMagic, tile_n,
+// from the cubin you will launch (pipelink::Module::module(), Python kernel.function("gu_pack_w",
+// ...)). The pack writes a header before the data, 64 KB with its padding (kPackMagic, tile_n,
 // tile_k, K, N, n_step, b_stride, W's rows), and the loader keeps gu_loader's params K, N,
 // n_step and b_stride: a checked build (PL_CHECKED) compares them with the header and traps with
 // a message on a difference, so a pack made for another tile, shape or pairing is refused there
