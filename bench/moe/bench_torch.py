@@ -385,8 +385,8 @@ class PipeLinkMoE:
                                                 else (self.Wd, H, I, H // 2, 2 * tn, tn))
             n_tiles = -(-N // tn)
             out = torch.empty(32768 + E * n_tiles * (Kd // tk) * 2 * tn * tk, dtype=torch.bfloat16, device=dev)  # 64 KB header + data
-            f = k.function("moe_pack_w", ["ptr", "u32", "u32", "u32", "u32", "u32", "u32", "ptr"])  # the same cubin's pack
-            f.launch(1024, 256, W, E, rows, Kd, N, n_step, b_stride, out)
+            f = k.function("moe_pack_w", ["ptr", "u32", "u32", "u32", "u32", "u32", "u32", "ptr", "u64"])  # the same cubin's pack
+            f.launch(1024, 256, W, E, rows, Kd, N, n_step, b_stride, out, out.numel() * 2)
             torch.cuda.synchronize()
             f.close()
             self._packed[key] = out

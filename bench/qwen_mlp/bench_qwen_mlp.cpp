@@ -127,7 +127,8 @@ void pack_weights(TestKernel& k, CUdeviceptr W, CUstream s) {
   k.w_packed = std::make_unique<DeviceBuffer>(65536 + size_t(n_tiles) * k_tiles * 2 * k.tile_n * k.tile_k * 2);  // header + data
   CUdeviceptr w = W, out = k.w_packed->p;
   unsigned rows = kGateUp, K = kHidden, N = kInter, n_step = k.fused ? k.tile_n : 2 * k.tile_n, b_stride = k.fused ? kInter : k.tile_n;
-  void* a[] = {&w, &rows, &K, &N, &n_step, &b_stride, &out};
+  unsigned long long packed_bytes = k.w_packed->bytes;
+  void* a[] = {&w, &rows, &K, &N, &n_step, &b_stride, &out, &packed_bytes};
   CUevent e0, e1;
   CU(cuEventCreate(&e0, CU_EVENT_DEFAULT));
   CU(cuEventCreate(&e1, CU_EVENT_DEFAULT));

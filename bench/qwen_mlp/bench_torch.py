@@ -154,8 +154,8 @@ def packed_weight(k, W, n_step: int, b_stride: int):
         tn, tk = k.fact("tile_n"), k.fact("tile_k")
         n_tiles, k_tiles = -(-INTER // tn), HID // tk
         out = torch.empty(32768 + n_tiles * k_tiles * 2 * tn * tk, dtype=torch.bfloat16, device=W.device)  # 64 KB header + data
-        pack = k.function("gu_pack_w", ["ptr", "u32", "u32", "u32", "u32", "u32", "ptr"])  # the same cubin's pack
-        pack.launch(1024, 256, W, W.shape[0], HID, INTER, n_step, b_stride, out)
+        pack = k.function("gu_pack_w", ["ptr", "u32", "u32", "u32", "u32", "u32", "ptr", "u64"])  # the same cubin's pack
+        pack.launch(1024, 256, W, W.shape[0], HID, INTER, n_step, b_stride, out, out.numel() * 2)
         torch.cuda.synchronize()
         pack.close()
         cache.clear()  # one packing per kernel: W changes between benches, not within one

@@ -766,7 +766,8 @@ class Kernel:
         return t.value
 
     def function(self, name: str, signature: Sequence[str]) -> "Function":
-        """Another kernel of this link's cubin, by name (C linkage), as a pipelink.Function: for
+        """Another kernel of this link's cubin, by name (C linkage), as a pipelink.Function (which
+        loads the same cubin file, the path this Kernel was made from, into a module of its own): for
         the kernels a component ships beside its entry, e.g. gu_loader_packed's gu_pack_w, which
         packs a weight in the layout of this link's loader (docs/components.md 5.8):
 

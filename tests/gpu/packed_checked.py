@@ -6,7 +6,9 @@ plain GEMM's row pairing (n_step = 2 tile_n, b_stride = tile_n) but the fused ke
 
     PYTHONPATH=build/python python3 tests/gpu/packed_checked.py BUILD_DIR
 
-Prints "refused: ..." and exits 0 when the launch fails; exits 1 if it completes."""
+Prints "refused: ..." and exits 0 when the launch fails with a launch failure (the trap; the
+loader's printf, "w_packed was not packed for this launch: header word 5 ...", reaches stdout
+where the driver flushes it); exits 1 if it completes or fails otherwise."""
 import math
 import sys
 from pathlib import Path
@@ -25,8 +27,8 @@ W = (torch.randn(2 * N_INTER, K_HIDDEN, device="cuda") * 0.02).to(torch.bfloat16
 X = torch.randn(M, K_HIDDEN, device="cuda").to(torch.bfloat16)
 H = torch.empty(M, N_INTER, device="cuda", dtype=torch.bfloat16)
 packed = torch.empty(32768 + math.ceil(N_INTER / tn) * (K_HIDDEN // tk) * 2 * tn * tk, device="cuda", dtype=torch.bfloat16)
-pack = pipelink.Function(k.cubin_path, "gu_pack_w", ["ptr", "u32", "u32", "u32", "u32", "u32", "ptr"])
-pack.launch(264, 256, W, W.shape[0], K_HIDDEN, N_INTER, 2 * tn, tn, packed)  # the plain GEMM's pairing
+pack = k.function("gu_pack_w", ["ptr", "u32", "u32", "u32", "u32", "u32", "ptr", "u64"])
+pack.launch(264, 256, W, W.shape[0], K_HIDDEN, N_INTER, 2 * tn, tn, packed, packed.numel() * 2)  # the plain GEMM's pairing
 torch.cuda.synchronize()
 k.set(x_map=pipelink.tensor_map(X, box=(tm, tk), swizzle="128B", l2_promotion="256B"),
       out_map=pipelink.tensor_map(H, box=(min(64, tm), tn), swizzle="none", l2_promotion="none"),
@@ -34,8 +36,12 @@ k.set(x_map=pipelink.tensor_map(X, box=(tm, tk), swizzle="128B", l2_promotion="2
 try:
     k.launch()
     torch.cuda.synchronize()
-except Exception as e:  # noqa: BLE001 — the expected outcome: the trap surfaces here
-    print(f"refused: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", flush=True)
+except (RuntimeError, pipelink.CudaError) as e:  # the trap surfaces here, as a launch failure
+    msg = str(e).splitlines()[0] if str(e) else ""
+    if "launch failure" not in msg and "illegal instruction" not in msg:
+        print(f"FAILED otherwise: {type(e).__name__}: {msg}", flush=True)
+        sys.exit(1)
+    print(f"refused: {type(e).__name__}: {msg}", flush=True)
     sys.exit(0)
 print("NOT refused: the checked loader read a pack made for another row pairing", flush=True)
 sys.exit(1)

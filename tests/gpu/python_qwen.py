@@ -168,12 +168,13 @@ def packed_weight(k, W):
         tn, tk = k.fact("tile_n"), k.fact("tile_k")
         out = torch.full((32768 + math.ceil(N_INTER / tn) * (K_HIDDEN // tk) * 2 * tn * tk,), float("nan"), device="cuda",
                          dtype=torch.bfloat16)  # a 64 KB header, then the data
-        pack = k.function("gu_pack_w", ["ptr", "u32", "u32", "u32", "u32", "u32", "ptr"])  # the same cubin's pack
-        pack.launch(264, 256, W, W.shape[0], K_HIDDEN, N_INTER, tn, N_INTER, out)
+        pack = k.function("gu_pack_w", ["ptr", "u32", "u32", "u32", "u32", "u32", "ptr", "u64"])  # the same cubin's pack
+        pack.launch(264, 256, W, W.shape[0], K_HIDDEN, N_INTER, tn, N_INTER, out, out.numel() * 2)
         torch.cuda.synchronize()
         pack.close()
-        head = out[:16].view(torch.int32).tolist()  # the header's first 8 words (the rest of its 64 KB is padding)
-        want = [0x31574B50, tn, tk, K_HIDDEN, N_INTER, tn, N_INTER, W.shape[0]]
+        head = out[:20].view(torch.int32).tolist()  # the header's first 10 words (the rest of its 64 KB is padding)
+        data = (out.numel() - 32768) * 2
+        want = [0x32574B50, tn, tk, K_HIDDEN, N_INTER, tn, N_INTER, W.shape[0], data & 0xFFFFFFFF, data >> 32]
         if head != want:
             fail(f"{k.cubin_path}: gu_pack_w's header is {head}, expected {want}")
         if torch.isnan(out[32768:].float()).any():
@@ -380,6 +381,8 @@ def main():
                            capture_output=True, text=True, timeout=120)
         out = (r.stdout + r.stderr).strip()
         print("  a pack for the plain GEMM's pairing: " + (out.splitlines()[-1] if out else "(no output)"))
+        if "w_packed was not packed for this launch: header word 5" in r.stdout:
+            print("  the loader's message reached the host: header word 5 (n_step)")
         if r.returncode != 0 or "refused" not in r.stdout:
             fail(f"fused_small16_packed checked build: a mismatched pack was not refused (rc {r.returncode}):\n{out}")
     else:

@@ -13,7 +13,8 @@
 // reads the same facts (PL_FACT), so the pack of a link's cubin has that link's tile; launch it
 // from the cubin you will launch (pipelink::Module::module(), Python kernel.function("gu_pack_w",
 // ...)). The pack writes a header before the data, 64 KB with its padding (kPackMagic, tile_n,
-// tile_k, K, N, n_step, b_stride, W's rows), and the loader keeps gu_loader's params K, N,
+// tile_k, K, N, n_step, b_stride, W's rows, the data's bytes as two words), and the loader keeps
+// gu_loader's params K, N,
 // n_step and b_stride: a checked build (PL_CHECKED) compares them with the header and traps with
 // a message on a difference, so a pack made for another tile, shape or pairing is refused there
 // instead of read (a release build trusts it, as it trusts a tensor map).
@@ -40,10 +41,11 @@ PL_FACT_DECL(unsigned, tile_k);
 PL_FACT_DECL(unsigned, stages);
 
 namespace gu_packed {
-constexpr unsigned kPackMagic = 0x31574B50u;  // "PKW1"
+constexpr unsigned kPackMagic = 0x32574B50u;  // "PKW2": the 64 KB header with the data's size (PKW1 had 64 bytes)
 // The data starts 64 KB in, so every stage's chunk keeps the alignment it has from the allocation's
 // base (chunks are multiples of 2 KB): with a 64-byte header (chunks 16-byte aligned) the 16 x 104
-// GEMM ran 25% slower on the H200 (results/qwen_s13/run7_misaligned).
+// GEMM ran 25% slower at M = 16 on the H200 (results/qwen_s13/run7_misaligned: the chunks were
+// 64-byte aligned).
 constexpr unsigned kHeaderBytes = 65536;
 }  // namespace gu_packed
 
@@ -64,13 +66,17 @@ PL_COMPONENT(gu_loader_packed_main) {
   if (tile_n % 8u != 0 || tile_k * 2u != 128u) asm volatile("trap;");
   {
     const unsigned* h = reinterpret_cast<const unsigned*>(packed);
-    const unsigned want[7] = {gu_packed::kPackMagic, tile_n, tile_k, C::param::K::get(ctx), C::param::N::get(ctx),
-                              C::param::n_step::get(ctx), C::param::b_stride::get(ctx)};
-    for (unsigned i = 0; i < 7; ++i)
+    // the data's bytes this launch reads: ceil(N / tile_n) tiles of K / tile_k stages of 2 tile_n rows
+    const unsigned long long bytes = static_cast<unsigned long long>((C::param::N::get(ctx) + tile_n - 1) / tile_n) *
+                                     (C::param::K::get(ctx) / tile_k) * 2ull * tile_n * tile_k * 2ull;
+    const unsigned want[10] = {gu_packed::kPackMagic, tile_n, tile_k, C::param::K::get(ctx), C::param::N::get(ctx),
+                               C::param::n_step::get(ctx), C::param::b_stride::get(ctx), h[7] /* W's rows: the pack's own */,
+                               static_cast<unsigned>(bytes), static_cast<unsigned>(bytes >> 32)};
+    for (unsigned i = 0; i < 10; ++i)
       if (h[i] != want[i]) {
         if (blockIdx.x == 0)
           printf("gu_loader_packed: w_packed was not packed for this launch: header word %u (magic, tile_n, tile_k, K, N, "
-                 "n_step, b_stride) is %u, the launch has %u\n", i, h[i], want[i]);
+                 "n_step, b_stride, rows, bytes lo, bytes hi) is %u, the launch has %u\n", i, h[i], want[i]);
         asm volatile("trap;");
       }
   }
@@ -93,25 +99,29 @@ PL_COMPONENT(gu_loader_packed_main) {
   }
 }
 
-// Writes the packed W of this link (layout above) from W [w_rows, K] bf16, row-major. Any grid
-// and block size (grid-stride over 16-byte chunks); N is the tile sequence's extent the loader's
-// link is launched with, n_step and b_stride as above. Run once per weight, not per launch.
+// Writes the packed W of this link (layout above) from W [w_rows, K] bf16, row-major, into
+// `packed`, a buffer of packed_bytes (traps if that is less than the header and the data). Any
+// grid and block size (grid-stride over 16-byte chunks); N is the tile sequence's extent the
+// loader's link is launched with, n_step and b_stride as above. Run once per weight, not per launch.
 extern "C" __global__ void gu_pack_w(const uint4* __restrict__ w, unsigned w_rows, unsigned K, unsigned N, unsigned n_step,
-                                     unsigned b_stride, uint4* __restrict__ packed) {
+                                     unsigned b_stride, uint4* __restrict__ packed, unsigned long long packed_bytes) {
   const unsigned tile_n = PL_FACT(tile_n), tile_k = PL_FACT(tile_k);
   // Rows of W are 16-byte multiples and W 16-byte aligned (the uint4 reads), whole k slices: as a
   // TMA map of W would require; checked always (the pack runs once).
   if (K % tile_k != 0 || reinterpret_cast<unsigned long long>(w) % 16u != 0 || reinterpret_cast<unsigned long long>(packed) % 16u != 0)
     asm volatile("trap;");
-  if (blockIdx.x == 0 && threadIdx.x < 16) {
-    const unsigned h[8] = {gu_packed::kPackMagic, tile_n, tile_k, K, N, n_step, b_stride, w_rows};
-    reinterpret_cast<unsigned*>(packed)[threadIdx.x] = threadIdx.x < 8 ? h[threadIdx.x] : 0u;
-  }
-  packed += gu_packed::kHeaderBytes / 16u;
   const unsigned long long k_tiles = K / tile_k, n_tiles = (N + tile_n - 1) / tile_n;
   const unsigned chunks_per_row = tile_k / 8u;   // 16-byte chunks of one row's k slice (8)
   const unsigned long long row_chunks = K / 8u;  // of one row of W
   const unsigned long long total = n_tiles * k_tiles * 2ull * tile_n * chunks_per_row;
+  if (packed_bytes < gu_packed::kHeaderBytes + total * 16u) asm volatile("trap;");  // the buffer is too small
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    const unsigned long long bytes = total * 16u;
+    const unsigned h[10] = {gu_packed::kPackMagic, tile_n, tile_k, K, N, n_step, b_stride, w_rows, static_cast<unsigned>(bytes),
+                            static_cast<unsigned>(bytes >> 32)};
+    for (unsigned i = 0; i < 16; ++i) reinterpret_cast<unsigned*>(packed)[i] = i < 10 ? h[i] : 0u;
+  }
+  packed += gu_packed::kHeaderBytes / 16u;
   for (unsigned long long o = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; o < total;
        o += static_cast<unsigned long long>(gridDim.x) * blockDim.x) {
     const unsigned c = static_cast<unsigned>(o % chunks_per_row);
