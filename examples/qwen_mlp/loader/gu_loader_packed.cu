@@ -14,10 +14,9 @@
 // from the cubin you will launch (pipelink::Module::module(), Python kernel.function("gu_pack_w",
 // ...)). The pack writes a header before the data, 64 KB with its padding (kPackMagic, tile_n,
 // tile_k, K, N, n_step, b_stride, W's rows, the data's bytes as two words), and the loader keeps
-// gu_loader's params K, N,
-// n_step and b_stride: a checked build (PL_CHECKED) compares them with the header and traps with
-// a message on a difference, so a pack made for another tile, shape or pairing is refused there
-// instead of read (a release build trusts it, as it trusts a tensor map).
+// gu_loader's params K, N, n_step and b_stride: a checked build (PL_CHECKED) compares them with
+// the header and traps with a message on a difference, so a pack made for another tile, shape or
+// pairing is refused there instead of read (a release build trusts it, as it trusts a tensor map).
 //
 // Packed layout, after the header: for tile n in [0, ceil(N / tile_n)), k slice kt in [0, K /
 // tile_k), block j (0 gate, 1 up), row r in [0, tile_n): 128 bytes at ((n * k_tiles + kt) * 2 + j)
@@ -43,9 +42,8 @@ PL_FACT_DECL(unsigned, stages);
 namespace gu_packed {
 constexpr unsigned kPackMagic = 0x32574B50u;  // "PKW2": the 64 KB header with the data's size (PKW1 had 64 bytes)
 // The data starts 64 KB in, so every stage's chunk keeps the alignment it has from the allocation's
-// base (chunks are multiples of 2 KB): with a 64-byte header (chunks 16-byte aligned) the 16 x 104
-// GEMM ran 25% slower at M = 16 on the H200 (results/qwen_s13/run7_misaligned: the chunks were
-// 64-byte aligned).
+// base (chunks are multiples of 2 KB): with a 64-byte header (every chunk then only 64-byte
+// aligned) the 16 x 104 GEMM ran 25% slower at M = 16 on the H200 (results/qwen_s13/run7_misaligned).
 constexpr unsigned kHeaderBytes = 65536;
 }  // namespace gu_packed
 
