@@ -10,7 +10,9 @@ min_registers=True, whose map must show the entry cap of 136 ptxas kept; fused_s
 fused_small_sk, the work-unit objects linked with --tile-schedule split-k / stream-k, whose split
 tiles are summed from f32 partials, so step 4 also checks that a replay clears the flags;
 fused_small16_packed, whose loader reads W packed by its cubin's gu_pack_w, checked bit for bit
-against fused_small16 as well; fused_small16_swap_packed, the same with the operands swapped):
+against fused_small16 as well; fused_small16_swap_packed, the same with the operands swapped;
+then gemm_small16_packed and gemm_medium_packed bit for bit against their TMA twins in the plain
+GEMM's row pairing, and the checked build's refusal of a mismatched pack):
   1. link it from Python (pipelink.link) from the build's component objects, and compare the
      cubin with the one the build linked through the command line;
   2. load it (pipelink.Kernel), build the three tensor maps from torch tensors, launch it on
@@ -355,6 +357,48 @@ def main():
             fresh.close()
         torch.cuda.synchronize()
         k.close()
+
+    # The plain GEMM's row pairing (n_step = 2 tile_n, b_stride = tile_n) and a 128-row tile: the
+    # packed GEMM kernels against their TMA twins with the same main loop and stages, GU bit for bit.
+    for packed_name, tma_name in (("gemm_small16_packed", "gemm_small16"), ("gemm_medium_packed", "gemm_medium_s4")):
+        if not (QO / f"{packed_name}.cubin").is_file() or not (QO / f"{tma_name}.cubin").is_file():
+            fail(f"{packed_name} or {tma_name} was not built")
+            continue
+        print(f"== {packed_name} against {tma_name} (the plain GEMM's pairing)")
+        kp = pipelink.Kernel(QO / f"{packed_name}.cubin", QO / f"{packed_name}.map")
+        kt = pipelink.Kernel(QO / f"{tma_name}.cubin", QO / f"{tma_name}.map")
+        tm, tn, tk = kp.fact("tile_m"), kp.fact("tile_n"), kp.fact("tile_k")
+        buf = torch.full((32768 + math.ceil(N_INTER / tn) * (K_HIDDEN // tk) * 2 * tn * tk,), float("nan"), device="cuda",
+                         dtype=torch.bfloat16)
+        pack = kp.function("gu_pack_w", ["ptr", "u32", "u32", "u32", "u32", "u32", "ptr", "u64"])
+        pack.launch(264, 256, W, W.shape[0], K_HIDDEN, N_INTER, 2 * tn, tn, buf, buf.numel() * 2)
+        torch.cuda.synchronize()
+        pack.close()
+        for M in (16, 200):
+            X = torch.randn(M, K_HIDDEN, device="cuda", generator=gen).to(torch.bfloat16)
+            outs = []
+            for k in (kp, kt):
+                GU = torch.full((M, 2 * N_INTER), float("nan"), device="cuda", dtype=torch.bfloat16)
+                p = dict(x_map=pipelink.tensor_map(X, box=(tm, tk), swizzle="128B", l2_promotion="256B"),
+                         out_map=pipelink.tensor_map(GU, box=(tm, 2 * tn), swizzle="none", l2_promotion="none"),
+                         K=K_HIDDEN, M=M, N=N_INTER, n_step=2 * tn, b_stride=tn)
+                if k is kp:
+                    p["w_packed"] = buf
+                else:
+                    p["w_map"] = pipelink.tensor_map(W, box=(tn, tk), swizzle="128B", l2_promotion="256B")
+                k.launch(**p)
+                torch.cuda.synchronize()
+                outs.append(GU)
+            same = torch.equal(outs[0].view(torch.int16), outs[1].view(torch.int16))
+            written = not torch.isnan(outs[0].float()).any()
+            ref = (X.float() @ W.float().t())
+            err = ((outs[0].float() - ref).abs() / (ref.abs() + 1e-2)).max().item()
+            print(f"  M={M}: GU {'bit-identical to' if same else 'DIFFERS from'} {tma_name}'s; all written {written}; "
+                  f"max rel err vs fp32 {err:.2e}")
+            if not (same and written):
+                fail(f"{packed_name} M={M}: GU differs from {tma_name}'s or is not written in full")
+        kp.close()
+        kt.close()
 
     # The checked build of fused_small16_packed: with its own pack it computes what the release
     # build does, bit for bit; with a pack made for the plain GEMM's row pairing it must trap (in a
