@@ -163,26 +163,29 @@ def compare(label, Hbuf, M, X, W):
 _packed = {}
 
 
-def packed_weight(k, W):
+def packed_weight(k, W, gemm=False):
     """W packed by the gu_pack_w of k's own cubin (gu_loader_packed.cu), for the fused gate/up
-    pairing (n_step = tile_n, b_stride = I); once per cubin."""
-    if k.cubin_path not in _packed:
-        tn, tk = k.fact("tile_n"), k.fact("tile_k")
+    pairing (n_step = tile_n, b_stride = I) or, gemm=True, the plain GEMM's (2 tile_n, tile_n);
+    once per cubin and pairing, its header and every data element checked."""
+    tn, tk = k.fact("tile_n"), k.fact("tile_k")
+    n_step, b_stride = (2 * tn, tn) if gemm else (tn, N_INTER)
+    key = (k.cubin_path, gemm)
+    if key not in _packed:
         out = torch.full((32768 + math.ceil(N_INTER / tn) * (K_HIDDEN // tk) * 2 * tn * tk,), float("nan"), device="cuda",
                          dtype=torch.bfloat16)  # a 64 KB header, then the data
         pack = k.function("gu_pack_w", ["ptr", "u32", "u32", "u32", "u32", "u32", "ptr", "u64"])  # the same cubin's pack
-        pack.launch(264, 256, W, W.shape[0], K_HIDDEN, N_INTER, tn, N_INTER, out, out.numel() * 2)
+        pack.launch(264, 256, W, W.shape[0], K_HIDDEN, N_INTER, n_step, b_stride, out, out.numel() * 2)
         torch.cuda.synchronize()
         pack.close()
         head = out[:20].view(torch.int32).tolist()  # the header's first 10 words (the rest of its 64 KB is padding)
         data = (out.numel() - 32768) * 2
-        want = [0x32574B50, tn, tk, K_HIDDEN, N_INTER, tn, N_INTER, W.shape[0], data & 0xFFFFFFFF, data >> 32]
+        want = [0x32574B50, tn, tk, K_HIDDEN, N_INTER, n_step, b_stride, W.shape[0], data & 0xFFFFFFFF, data >> 32]
         if head != want:
             fail(f"{k.cubin_path}: gu_pack_w's header is {head}, expected {want}")
         if torch.isnan(out[32768:].float()).any():
             fail(f"{k.cubin_path}: gu_pack_w left packed elements unwritten")
-        _packed[k.cubin_path] = out
-    return _packed[k.cubin_path]
+        _packed[key] = out
+    return _packed[key]
 
 
 def launch_params(k, X, W, H):
@@ -368,12 +371,7 @@ def main():
         kp = pipelink.Kernel(QO / f"{packed_name}.cubin", QO / f"{packed_name}.map")
         kt = pipelink.Kernel(QO / f"{tma_name}.cubin", QO / f"{tma_name}.map")
         tm, tn, tk = kp.fact("tile_m"), kp.fact("tile_n"), kp.fact("tile_k")
-        buf = torch.full((32768 + math.ceil(N_INTER / tn) * (K_HIDDEN // tk) * 2 * tn * tk,), float("nan"), device="cuda",
-                         dtype=torch.bfloat16)
-        pack = kp.function("gu_pack_w", ["ptr", "u32", "u32", "u32", "u32", "u32", "ptr", "u64"])
-        pack.launch(264, 256, W, W.shape[0], K_HIDDEN, N_INTER, 2 * tn, tn, buf, buf.numel() * 2)
-        torch.cuda.synchronize()
-        pack.close()
+        buf = packed_weight(kp, W, gemm=True)
         for M in (16, 200):
             X = torch.randn(M, K_HIDDEN, device="cuda", generator=gen).to(torch.bfloat16)
             outs = []
