@@ -29,6 +29,7 @@ struct plrt_function {
   CUcontext ctx = nullptr;  // the device's primary context, retained
   CUmodule mod = nullptr;
   CUfunction fn = nullptr;
+  bool owns_module = true;  // false: the module of a plrt_kernel (plrt_kernel_function), not unloaded here
 };
 
 namespace {
@@ -310,9 +311,35 @@ int plrt_function_load(const char* cubin_path, const char* name, int device, plr
   });
 }
 
+int plrt_kernel_function(const plrt_kernel* k, const char* name, plrt_function** out, char* err, size_t err_size) {
+  if (!out) return fail(err, err_size, "plrt_kernel_function: NULL out");
+  *out = nullptr;
+  if (!k || !k->mod || !k->mod->module()) return fail(err, err_size, "plrt_kernel_function: NULL or unloaded kernel");
+  if (!name) return fail(err, err_size, "plrt_kernel_function: NULL name");
+  return guarded(err, err_size, "plrt_kernel_function", [&] {
+    auto f = std::make_unique<plrt_function>();
+    f->dev = k->dev;
+    f->owns_module = false;
+    if (CUresult r = cuDevicePrimaryCtxRetain(&f->ctx, f->dev); r != CUDA_SUCCESS)
+      return fail(err, err_size, pipelink::cu_error(r, "cuDevicePrimaryCtxRetain"));
+    f->mod = k->mod->module();
+    CtxScope scope(f->ctx);
+    std::string msg;
+    if (!scope.status()) msg = scope.status().message;
+    else if (CUresult r = cuModuleGetFunction(&f->fn, f->mod, name); r != CUDA_SUCCESS)
+      msg = pipelink::cu_error(r, "cuModuleGetFunction") + ": no entry point '" + name + "' in the linked kernel's module";
+    if (!msg.empty()) {
+      cuDevicePrimaryCtxRelease(f->dev);
+      return fail(err, err_size, msg);
+    }
+    *out = f.release();
+    return 0;
+  });
+}
+
 void plrt_function_free(plrt_function* f) {
   if (!f) return;
-  if (f->mod) {
+  if (f->mod && f->owns_module) {
     CtxScope scope(f->ctx);
     cuModuleUnload(f->mod);
   }

@@ -166,6 +166,13 @@ PL_C_EXPORT int plrt_function_load(const char* cubin_path, const char* name, int
                                    size_t err_size);
 PL_C_EXPORT void plrt_function_free(plrt_function* f);
 
+/* Another entry point `name` (C linkage) of a linked kernel's own module, e.g. a pack kernel a
+ * component compiles beside its entry (docs/components.md 5.8): the code that was loaded with
+ * the kernel, not the cubin file as it is now. The function borrows the kernel's module: free it
+ * with plrt_function_free before plrt_kernel_free. */
+PL_C_EXPORT int plrt_kernel_function(const plrt_kernel* k, const char* name, plrt_function** out, char* err,
+                                     size_t err_size);
+
 /* cuLaunchKernel of grid x block threads (1-D) with smem_bytes of dynamic shared memory on `stream`
  * (NULL: the legacy default stream); args as cuLaunchKernel's kernelParams: one pointer to each
  * argument's value, in order. The caller must pass the kernel's exact argument types. */

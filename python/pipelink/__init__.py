@@ -21,6 +21,7 @@ import operator
 import os
 import re
 import sys
+import weakref
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -149,6 +150,8 @@ class _Libs:
             lib.plrt_bf16_tensor_map.restype = I
             lib.plrt_function_load.argtypes = [CP, CP, I, ctypes.POINTER(P), E, S]
             lib.plrt_function_load.restype = I
+            lib.plrt_kernel_function.argtypes = [P, CP, ctypes.POINTER(P), E, S]
+            lib.plrt_kernel_function.restype = I
             lib.plrt_function_free.argtypes = [P]
             lib.plrt_function_free.restype = None
             lib.plrt_function_launch.argtypes = [P, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, P, ctypes.POINTER(P), E, S]
@@ -595,6 +598,7 @@ class Kernel:
 
     def __init__(self, cubin: PathLike, map: Optional[PathLike] = None, device: Optional[int] = None) -> None:
         self._h = None
+        self._functions: List[Any] = []  # weak references to the Functions borrowing its module
         cubin = os.fspath(cubin)
         if map is None:
             map = os.path.splitext(cubin)[0] + ".map"
@@ -766,15 +770,20 @@ class Kernel:
         return t.value
 
     def function(self, name: str, signature: Sequence[str]) -> "Function":
-        """Another kernel of this link's cubin, by name (C linkage), as a pipelink.Function (which
-        loads the same cubin file, the path this Kernel was made from, into a module of its own): for
+        """Another kernel of this link's cubin, by name (C linkage), as a pipelink.Function: for
         the kernels a component ships beside its entry, e.g. gu_loader_packed's gu_pack_w, which
         packs a weight in the layout of this link's loader (docs/components.md 5.8):
 
-            pack = k.function("gu_pack_w", ["ptr", "u32", "u32", "u32", "u32", "u32", "ptr"])"""
+            pack = k.function("gu_pack_w", ["ptr", "u32", "u32", "u32", "u32", "u32", "ptr", "u64"])
+
+        The function is taken from the module this Kernel loaded, not from the cubin file as it
+        is now (a relink between the two would otherwise pair a pack of one layout with a loader
+        of another). It keeps this Kernel alive, and closing the Kernel closes it."""
         if self._h is None:
             raise ValueError("pipelink.Kernel: closed")
-        return Function(self.cubin_path, name, signature, device=self.device)
+        f = Function._borrowed(self, name, signature)
+        self._functions.append(weakref.ref(f))
+        return f
 
     def persistent_grid(self, stream: Any = None) -> int:
         """The grid to launch with the params set now. The tile walk is persistent, so more
@@ -802,6 +811,10 @@ class Kernel:
         """Unloads the module (also done when the kernel is garbage-collected). Work already
         enqueued must be finished first (e.g. torch.cuda.synchronize())."""
         if self._h is not None:
+            for r in getattr(self, "_functions", ()):  # functions borrowing this module (Kernel.function)
+                f = r()
+                if f is not None:
+                    f.close()
             self._lib.plrt_kernel_free(self._h)
             self._h = None
             self._set.clear()
@@ -894,6 +907,24 @@ class Function:
                                              ctypes.cast(ptrs, ctypes.POINTER(ctypes.c_void_p)), _PLRT_LAUNCH_PDL if pdl else 0,
                                              err, _ERR_SIZE) != 0:
             raise CudaError("pipelink.Function: " + err.value.decode(errors="replace"))
+
+    @classmethod
+    def _borrowed(cls, kernel: "Kernel", name: str, signature: Sequence[str]) -> "Function":
+        """Kernel.function: an entry point of `kernel`'s loaded module."""
+        f = cls.__new__(cls)
+        f._h = None
+        for t in signature:
+            if t not in _CTYPES:
+                raise ValueError(f"pipelink.Kernel.function: argument type {t!r}: use one of {', '.join(_CTYPES)}")
+        lib = _libs.rt
+        h = ctypes.c_void_p()
+        err = ctypes.create_string_buffer(_ERR_SIZE)
+        if lib.plrt_kernel_function(kernel._h, name.encode(), ctypes.byref(h), err, _ERR_SIZE) != 0:
+            raise CudaError(f"pipelink.Kernel.function('{name}') of '{kernel.cubin_path}': " + err.value.decode(errors="replace"))
+        f._h, f._lib = h.value, lib
+        f.name, f.signature, f.device = name, list(signature), int(kernel.device)
+        f._kernel = kernel  # the module's owner outlives the function
+        return f
 
     def close(self) -> None:
         if self._h is not None:

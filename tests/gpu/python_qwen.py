@@ -430,6 +430,29 @@ def main():
     else:
         fail(f"{ck} was not built")
 
+    # Kernel.function takes the pack from the module the Kernel loaded, not from the cubin file as
+    # it is now: a copy of the cubin, loaded, then overwritten, still yields its gu_pack_w, and the
+    # pack writes the header of this link's tile; closing the Kernel closes the function.
+    print("== Kernel.function after the cubin file changed")
+    import shutil
+    with tempfile.TemporaryDirectory() as td:
+        src = QO / "fused_small16_packed.cubin"
+        cp = Path(td) / "k.cubin"
+        shutil.copyfile(src, cp)
+        k = pipelink.Kernel(cp, src.with_suffix(".map"))
+        cp.write_bytes(b"not a cubin")
+        pack = k.function("gu_pack_w", ["ptr", "u32", "u32", "u32", "u32", "u32", "ptr", "u64"])
+        tn, tk = k.fact("tile_n"), k.fact("tile_k")
+        out = torch.zeros(32768 + math.ceil(N_INTER / tn) * (K_HIDDEN // tk) * 2 * tn * tk, device="cuda", dtype=torch.bfloat16)
+        pack.launch(264, 256, W, W.shape[0], K_HIDDEN, N_INTER, tn, N_INTER, out, out.numel() * 2)
+        torch.cuda.synchronize()
+        head = out[:4].view(torch.int32).tolist()
+        print(f"  header {head[0]:#x} tile_n {head[1]}")
+        if head != [0x32574B50, tn]:
+            fail(f"Kernel.function after the file changed: header {head}, expected [0x32574b50, {tn}]")
+        k.close()
+        expect_raises(ValueError, lambda: pack.launch(1, 32, W, 0, 0, 0, 0, 0, out, 0), "a borrowed function after its Kernel closed")
+
     if checked == 0:
         fail("no kernel was checked")
     print(f"\n{'PASS' if not failures else 'FAIL'}: {checked} outputs checked, {len(failures)} failures")
