@@ -870,9 +870,6 @@ int main(int argc, char** argv) {
     claim("fused split-k / fused-sw", "fused-sw-splitk", "fused-sw");
     claim("fused ping-pong / fused split-k", "fused-pp-g8", "fused-sw-splitk");
     claim("gemm split-k / gemm-sw", "gemm-sw-splitk", "gemm-sw");
-    // Session 14: the ping-pong loop in 2-block clusters with W multicast, against itself without.
-    claim("multicast alone: gemm-sw-pp-mc-g8 / gemm-sw-pp-g8", "gemm-sw-pp-mc-g8", "gemm-sw-pp-g8");
-    claim("multicast alone: fused-sw-pp-mc-g8 / fused-pp-g8", "fused-sw-pp-mc-g8", "fused-pp-g8");
     for (const auto& k : kernels)  // --probe kernels: against the selected one of their kind and the best baseline
       if (k->probe) {
         const std::string& sel = k->fused ? r.selected_fused : r.selected_gemm;
