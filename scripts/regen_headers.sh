@@ -2,7 +2,7 @@
 # Regenerates every checked-in contract header (pipelink header; see docs/components.md, "The
 # generated contract header"): <source>.contract.h beside the component's source, from its
 # contract, or from all the contracts of a source that serves several (their common part).
-#   bash scripts/regen_headers.sh [pipelink]            rewrite the checked-in headers
+#   bash scripts/regen_headers.sh [pipelink]            rewrite the checked-in headers that changed
 #   bash scripts/regen_headers.sh --check [pipelink]    regenerate into a temporary directory and
 #                                                       diff (the ctest headers_up_to_date)
 set -euo pipefail
@@ -55,6 +55,7 @@ HEADERS=(
 )
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail=0
+unchanged=0
 for h in "${HEADERS[@]}"; do
   out=${h%%|*}; contracts=${h#*|}
   # shellcheck disable=SC2086
@@ -67,9 +68,18 @@ for h in "${HEADERS[@]}"; do
       fail=1
     fi
   else
-    "$PL" header $contracts -o "$out"
-    echo "wrote $out"
+    # generated beside, and copied over only where it differs: an unchanged header keeps its
+    # timestamp, so make rebuilds only the components whose header changed
+    mkdir -p "$tmp/$(dirname "$out")"
+    "$PL" header $contracts -o "$tmp/$out"
+    if cmp -s "$tmp/$out" "$out"; then
+      unchanged=$((unchanged + 1))
+    else
+      cp "$tmp/$out" "$out"
+      echo "wrote $out"
+    fi
   fi
 done
 [ $check = 1 ] && [ $fail = 0 ] && echo "ok: ${#HEADERS[@]} contract headers up to date"
+[ $check = 0 ] && echo "$unchanged of ${#HEADERS[@]} headers already up to date (left untouched)"
 exit $fail
