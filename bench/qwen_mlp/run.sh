@@ -46,7 +46,6 @@ done
 # Timed and checked beside the others, never selected (--probe): the ping-pong GEMM (session 12),
 # labelled gemm-sw-pp-g8: its store writes 64-column panels.
 add --probe gemm-sw-pp-g8 gemm_pp_g8
-add --probe fused-sw-splitk-bo fused_sw_splitk_bo  # session 14 probe: SwiGLU wait with backoff
 # Session 13: the controls that separate the packed twins' effects (the swapped main loop with the
 # TMA loader; the 128 x 104 GEMM with the TMA loader and 4 stages, as gemm-medium-packed has).
 add --probe gemm-small16-swap gemm_small16_swap

@@ -83,17 +83,6 @@ PL_COMPONENT(swiglu_epilogue_main) {
   C::Out_out out(ctx);
   pl::Tile t;
   for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
-#if SWIGLU_BACKOFF
-    // Probe (session 14): poll the tile's "acc" stage with mbarrier.test_wait and a growing
-    // nanosleep instead of try_wait's suspend, which wakes at every barrier event of the block.
-    for (unsigned ns = 64;; ns = ns < 1024u ? 2u * ns : 1024u) {
-      unsigned done;
-      asm volatile("{\n .reg .pred p;\n mbarrier.test_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;\n"
-                   " selp.u32 %0, 1, 0, p;\n}\n" : "=r"(done) : "r"(in.full_bar()), "r"(in.pipe.phase) : "memory");
-      if (done) break;
-      __nanosleep(ns);
-    }
-#endif
     in.wait();
 #if SWIGLU_PANELS == 2
     const unsigned char* p0 = in.p0<unsigned char>(ctx);
