@@ -5,7 +5,8 @@ kernel between CUDA events, eager, on one set of data; the effective weight band
 
 With --variants S1,S2: the same layer with gate_up{64}_dev_row_major_sw_packed_S and
 down_store{64}_dev_sw_packed_S (other links of the same objects, e.g. another stage count), the
-variants interleaved round by round with the base links, Y compared bit for bit with the base.
+variants interleaved round by round with the base links, Y compared bit for bit with the base;
+a variant gN launches the base links with N blocks each.
 
     PYTHONPATH=build/python python3 bench/moe/stage_times.py --kernels build/examples/moe --T 512 [--tiles 64|128]
         [--variants s3] [--rounds 30] [--json F] [--md F]
@@ -55,6 +56,9 @@ def main() -> int:
         ("gate_up_dev_row_major_sw_packed", "down_store_dev_sw_packed")
     kern = {"base": pl.pk[t64]}
     for v in filter(None, a.variants.split(",")):
+        if v[0] == "g" and v[1:].isdigit():  # gN: the base links launched with N blocks
+            kern[v] = kern["base"]
+            continue
         kern[v] = tuple(pipelink.Kernel(os.path.join(a.kernels, f"{n}_{v}.cubin"), os.path.join(a.kernels, f"{n}_{v}.map"))
                         for n in names)
     Y, grids = {}, {}
@@ -62,7 +66,7 @@ def main() -> int:
         pl.pk[t64] = pair
         Y[v] = torch.full((T, moe.H), float("nan"), dtype=torch.bfloat16, device=dev)
         pl.setup_best_packed(X, Y[v], t64)
-        grids[v] = pl.g_pk
+        grids[v] = (int(v[1:]),) * 2 if v[0] == "g" and v[1:].isdigit() else pl.g_pk
     route = (lambda: pl.route_best(X, pl.align64, pl.tm64)) if t64 else (lambda: pl.route_best(X, pl.align, moe.TILE_M))
     steps = ("route", "gate_up", "down", "sum")
     times = {v: {s: [] for s in steps + ("layer",)} for v in kern}
