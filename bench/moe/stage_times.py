@@ -36,6 +36,8 @@ def main() -> int:
     ap.add_argument("--variants", default="")
     ap.add_argument("--rounds", type=int, default=30)
     ap.add_argument("--router", choices=("fp32", "bf16"), default="fp32")
+    ap.add_argument("--once", action="store_true",
+                    help="set up the base layer and launch it once inside the NVTX range 'layer' (for ncu: bench/moe/ncu_layer.sh)")
     ap.add_argument("--json")
     ap.add_argument("--md")
     a = ap.parse_args()
@@ -67,6 +69,17 @@ def main() -> int:
         Y[v] = torch.full((T, moe.H), float("nan"), dtype=torch.bfloat16, device=dev)
         pl.setup_best_packed(X, Y[v], t64)
         grids[v] = (int(v[1:]),) * 2 if v[0] == "g" and v[1:].isdigit() else pl.g_pk
+    if a.once:
+        pl.pk[t64] = kern["base"]
+        pl.setup_best_packed(X, Y["base"], t64)
+        pl.layer_best_packed(X, Y["base"], t64)  # warm (the router weight's bf16 copy is made here)
+        torch.cuda.synchronize()
+        torch.cuda.nvtx.range_push("layer")
+        pl.layer_best_packed(X, Y["base"], t64)
+        torch.cuda.nvtx.range_pop()
+        torch.cuda.synchronize()
+        print(f"stage_times --once: the layer launched once in the NVTX range 'layer' at T = {T}")
+        return 0
     route = (lambda: pl.route_best(X, pl.align64, pl.tm64)) if t64 else (lambda: pl.route_best(X, pl.align, moe.TILE_M))
     steps = ("route", "gate_up", "down", "sum")
     times = {v: {s: [] for s in steps + ("layer",)} for v in kern}
