@@ -20,16 +20,16 @@ struct plrt_kernel {
   CUdevice dev = 0;
   int ordinal = 0;
   CUcontext ctx = nullptr;  // the device's primary context, retained
-  std::unique_ptr<pipelink::Module> mod;
+  std::shared_ptr<pipelink::Module> mod;  // shared with the functions borrowing it (plrt_kernel_function)
   std::string info_json;
 };
 
 struct plrt_function {
   CUdevice dev = 0;
   CUcontext ctx = nullptr;  // the device's primary context, retained
-  CUmodule mod = nullptr;
+  CUmodule mod = nullptr;  // loaded by plrt_function_load and unloaded by plrt_function_free, unless owner is set
   CUfunction fn = nullptr;
-  bool owns_module = true;  // false: the module of a plrt_kernel (plrt_kernel_function), not unloaded here
+  std::shared_ptr<pipelink::Module> owner;  // plrt_kernel_function: the kernel's module, kept loaded while either lives
 };
 
 namespace {
@@ -152,7 +152,7 @@ int plrt_kernel_load(const char* cubin_path, const char* map_path, int device, p
       destroy(k);
       return fail(err, err_size, pipelink::cu_error(r, "cuDevicePrimaryCtxRetain"));
     }
-    k->mod = std::make_unique<pipelink::Module>();
+    k->mod = std::make_shared<pipelink::Module>();
     pipelink::Status s;
     {
       CtxScope scope(k->ctx);
@@ -317,21 +317,21 @@ int plrt_kernel_function(const plrt_kernel* k, const char* name, plrt_function**
   if (!k || !k->mod || !k->mod->module()) return fail(err, err_size, "plrt_kernel_function: NULL or unloaded kernel");
   if (!name) return fail(err, err_size, "plrt_kernel_function: NULL name");
   return guarded(err, err_size, "plrt_kernel_function", [&] {
+    CUfunction fn = nullptr;
+    {
+      CtxScope scope(k->ctx);
+      if (!scope.status()) return fail(err, err_size, scope.status().message);
+      if (CUresult r = cuModuleGetFunction(&fn, k->mod->module(), name); r != CUDA_SUCCESS)
+        return fail(err, err_size,
+                    pipelink::cu_error(r, "cuModuleGetFunction") + ": no entry point '" + name + "' in the linked kernel's module");
+    }
     auto f = std::make_unique<plrt_function>();
     f->dev = k->dev;
-    f->owns_module = false;
     if (CUresult r = cuDevicePrimaryCtxRetain(&f->ctx, f->dev); r != CUDA_SUCCESS)
       return fail(err, err_size, pipelink::cu_error(r, "cuDevicePrimaryCtxRetain"));
+    f->owner = k->mod;  // the module stays loaded until the kernel and this function are both freed
     f->mod = k->mod->module();
-    CtxScope scope(f->ctx);
-    std::string msg;
-    if (!scope.status()) msg = scope.status().message;
-    else if (CUresult r = cuModuleGetFunction(&f->fn, f->mod, name); r != CUDA_SUCCESS)
-      msg = pipelink::cu_error(r, "cuModuleGetFunction") + ": no entry point '" + name + "' in the linked kernel's module";
-    if (!msg.empty()) {
-      cuDevicePrimaryCtxRelease(f->dev);
-      return fail(err, err_size, msg);
-    }
+    f->fn = fn;
     *out = f.release();
     return 0;
   });
@@ -339,7 +339,10 @@ int plrt_kernel_function(const plrt_kernel* k, const char* name, plrt_function**
 
 void plrt_function_free(plrt_function* f) {
   if (!f) return;
-  if (f->mod && f->owns_module) {
+  if (f->owner) {
+    CtxScope scope(f->ctx);
+    f->owner.reset();  // the last owner unloads the module, in its context
+  } else if (f->mod) {
     CtxScope scope(f->ctx);
     cuModuleUnload(f->mod);
   }

@@ -9,14 +9,17 @@ variants interleaved round by round with the base links, Y compared bit for bit 
 a variant gN launches the base links with N blocks each.
 
     PYTHONPATH=build/python python3 bench/moe/stage_times.py --kernels build/examples/moe --T 512 [--tiles 64|128]
-        [--variants s3] [--rounds 30] [--json F] [--md F]
+        [--variants SUFFIX,gN,...] [--rounds 30] [--json F] [--md F]
 
 Data: X ~ N(0, 1), Wr ~ N(0, 0.05^2), Wgu, Wd ~ N(0, 0.03^2) bf16, as bench_torch.py. Times are
-medians over the rounds after 5 warm-up rounds, each round behind a 1 ms spin; the routing's time
-includes its torch router GEMM (fp32 by default, --router bf16)."""
+medians over the rounds after 5 warm-up rounds; in each round the links run in a shuffled order,
+each behind a spin of 10^6 GPU cycles; a variant's ratios to the base are paired per round,
+median [q1, q3] (g132, the base again, is an A/A control). The routing's time includes its torch
+router GEMM (fp32 by default, --router bf16)."""
 import argparse
 import json
 import os
+import random
 import statistics
 import sys
 import time
@@ -41,6 +44,8 @@ def main() -> int:
     ap.add_argument("--json")
     ap.add_argument("--md")
     a = ap.parse_args()
+    if a.rounds < 2:
+        ap.error("--rounds must be at least 2 (the paired ratios' quartiles)")
     moe.ROUTER["logits"] = a.router
     T, t64, dev = a.T, a.tiles == 64, moe.dev
     seed = int(time.time_ns() % (1 << 62))
@@ -83,8 +88,12 @@ def main() -> int:
     route = (lambda: pl.route_best(X, pl.align64, pl.tm64)) if t64 else (lambda: pl.route_best(X, pl.align, moe.TILE_M))
     steps = ("route", "gate_up", "down", "sum")
     times = {v: {s: [] for s in steps + ("layer",)} for v in kern}
+    order = random.Random(seed)
     for r in range(a.rounds + 5):
-        for v, (gu, ds) in kern.items():
+        names_now = list(kern)
+        order.shuffle(names_now)
+        for v in names_now:
+            gu, ds = kern[v]
             ev = [torch.cuda.Event(enable_timing=True) for _ in range(5)]
             torch.cuda._sleep(1_000_000)
             ev[0].record()
@@ -104,11 +113,13 @@ def main() -> int:
     gub, dnb = moe.E * 2 * moe.I * moe.H * 2, moe.E * moe.H * moe.I * 2
     rows = int(pl.total_d.item())
     res = dict(bench="moe_stage_times", device=props.name, date=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), seed=seed,
-               T=T, tile_rows=a.tiles, routed_rows_padded=rows, rounds=a.rounds, router=a.router, variants={})
+               T=T, tile_rows=a.tiles, routed_rows_padded=rows, rounds=a.rounds, router=a.router,
+               grids={v: list(g) for v, g in grids.items()}, variants={})
     base = {s: statistics.median(x) for s, x in times["base"].items()}
     lines = [f"# MoE layer stage times (bench/moe/stage_times.py), {props.name}, {res['date']}", "",
              f"T = {T} tokens, {a.tiles}-row tiles, {rows} routed rows (padded); eager, CUDA events, median of {a.rounds} rounds "
-             f"after 5 warm-up rounds, variants interleaved; seed {seed}; router logits {a.router}.", "",
+             f"after 5 warm-up rounds, the links in a shuffled order each round; grids (gate/up, down) "
+             f"{', '.join(f'{v} {g[0]}/{g[1]}' for v, g in grids.items())}; seed {seed}; router logits {a.router}.", "",
              "| links | route us | gate/up us (TB/s) | down us (TB/s) | sum us | layer us | gate/up / base, paired median [q1, q3] | down / base | Y equal to base |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
     def paired(v, s):

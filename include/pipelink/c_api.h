@@ -168,8 +168,8 @@ PL_C_EXPORT void plrt_function_free(plrt_function* f);
 
 /* Another entry point `name` (C linkage) of a linked kernel's own module, e.g. a pack kernel a
  * component compiles beside its entry (docs/components.md 5.8): the code that was loaded with
- * the kernel, not the cubin file as it is now. The function borrows the kernel's module: free it
- * with plrt_function_free before plrt_kernel_free. */
+ * the kernel, not the cubin file as it is now. The function shares the kernel's module, which
+ * stays loaded until both are freed (plrt_function_free, plrt_kernel_free, in either order). */
 PL_C_EXPORT int plrt_kernel_function(const plrt_kernel* k, const char* name, plrt_function** out, char* err,
                                      size_t err_size);
 

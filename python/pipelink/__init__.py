@@ -598,7 +598,7 @@ class Kernel:
 
     def __init__(self, cubin: PathLike, map: Optional[PathLike] = None, device: Optional[int] = None) -> None:
         self._h = None
-        self._functions: List[Any] = []  # weak references to the Functions borrowing its module
+        self._functions: "weakref.WeakSet[Function]" = weakref.WeakSet()  # the Functions of Kernel.function
         cubin = os.fspath(cubin)
         if map is None:
             map = os.path.splitext(cubin)[0] + ".map"
@@ -778,11 +778,12 @@ class Kernel:
 
         The function is taken from the module this Kernel loaded, not from the cubin file as it
         is now (a relink between the two would otherwise pair a pack of one layout with a loader
-        of another). It keeps this Kernel alive, and closing the Kernel closes it."""
+        of another). It keeps this Kernel alive, and closing the Kernel closes it (the module stays
+        loaded until both are closed, in either order)."""
         if self._h is None:
             raise ValueError("pipelink.Kernel: closed")
         f = Function._borrowed(self, name, signature)
-        self._functions.append(weakref.ref(f))
+        self._functions.add(f)
         return f
 
     def persistent_grid(self, stream: Any = None) -> int:
@@ -811,10 +812,8 @@ class Kernel:
         """Unloads the module (also done when the kernel is garbage-collected). Work already
         enqueued must be finished first (e.g. torch.cuda.synchronize())."""
         if self._h is not None:
-            for r in getattr(self, "_functions", ()):  # functions borrowing this module (Kernel.function)
-                f = r()
-                if f is not None:
-                    f.close()
+            for f in list(getattr(self, "_functions", ())):  # the functions sharing this module (Kernel.function)
+                f.close()
             self._lib.plrt_kernel_free(self._h)
             self._h = None
             self._set.clear()

@@ -107,8 +107,12 @@ def main() -> int:
     word = [ln for ln in r.stdout.splitlines() if "w_packed was not packed for this launch" in ln]
     if word:
         print("  the loader's message reached the host: " + word[0].strip())
-    if r.returncode != 0 or "refused" not in r.stdout:
+    refused = any(ln.startswith("refused:") for ln in r.stdout.splitlines())
+    if r.returncode != 0 or not refused:
         failures.append(f"a pack of another weight was not refused (rc {r.returncode}):\n{out}")
+    elif "w_packed was not packed for this launch: header word 3 " not in r.stdout:
+        # a trap for another reason (another check, a pipe timeout) would also end the launch
+        failures.append(f"refused, but not by the pack's header check (word 3, K):\n{out}")
     for f in failures:
         print("FAIL:", f)
     print(f"\n{'PASS' if not failures else 'FAIL'}: {len(failures)} failures")

@@ -425,8 +425,12 @@ def main():
         print("  a pack for the plain GEMM's pairing: " + (out.splitlines()[-1] if out else "(no output)"))
         if "w_packed was not packed for this launch: header word 5" in r.stdout:
             print("  the loader's message reached the host: header word 5 (n_step)")
-        if r.returncode != 0 or "refused" not in r.stdout:
+        refused = any(ln.startswith("refused:") for ln in r.stdout.splitlines())
+        if r.returncode != 0 or not refused:
             fail(f"fused_small16_packed checked build: a mismatched pack was not refused (rc {r.returncode}):\n{out}")
+        elif "w_packed was not packed for this launch: header word 5" not in r.stdout:
+            # a trap for another reason (another check, a pipe timeout) would also end the launch
+            fail(f"fused_small16_packed checked build: refused, but not by the pack's header check (word 5, n_step):\n{out}")
     else:
         fail(f"{ck} was not built")
 

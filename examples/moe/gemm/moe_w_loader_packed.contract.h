@@ -22,7 +22,7 @@ enum : unsigned { instances = 1u };  // [component] instances
 // [provide]: the facts this component's owner fixes. Compile-time values; the records come from
 // them only with PL_PROVIDE_FROM_CONTRACT (see the top of this file).
 namespace provided {
-// stages: differs between the contracts (w_loader_dev_packed.toml 3, w_loader64_dev_packed.toml 4)
+enum : unsigned { stages = 3u };
 }  // namespace provided
 
 // [[param]]: kernel parameters, index = contract order.
@@ -65,6 +65,7 @@ struct M {  // ptr
 struct Out_ab {
   enum : unsigned { index = 0 };
   enum : long long { arrive = pl::arrive_one };
+  enum : unsigned { stages = 3 };
   struct tensor {  // the tensors of a stage, index = contract order
     struct a {  // bf16 [tile_m x tile_k], row, swizzle 128B
       enum : unsigned { index = 0 };
@@ -117,5 +118,6 @@ PL_ARRIVE(moe_w_loader_packed_main, ab, one);
 #endif
 #undef PL_OWN_ARRIVE_ab
 #ifdef PL_PROVIDE_FROM_CONTRACT
+PL_PROVIDE(moe_w_loader_packed_main, stages, ::pl_contract::moe_w_loader_packed_main::provided::stages);
 #undef PL_PROVIDE_FROM_CONTRACT
 #endif
