@@ -421,22 +421,6 @@ void generate(LinkContext& ctx) {
     o << "  const unsigned tiles_m = (" << extent_expr(pm) << " + " << td.tile_m.value - 1 << "u) / " << td.tile_m.value << "u;\n"
       << "  const unsigned tiles_n = (" << extent_expr(pn) << " + " << td.tile_n.value - 1 << "u) / " << td.tile_n.value << "u;\n";
     const int64_t cl = ctx.cluster_size();
-    // An extent read on the device: the host sized the grid without the tile count (the runtime's
-    // persistent grid is then the resident blocks), so the walk itself applies the host rule
-    // (include/pipelink/grid.h): the first ceil(T / ceil(T / G)) of the G launched blocks take the
-    // tiles, in as many rounds as all G would, and the others none (measured: the MoE layer's
-    // GEMMs at 512 tokens, 768 and 1024 tiles, 0.6-1.5% faster on 128 blocks than on 132;
-    // bench/NOTES.md, session 14). One block per SM only, as the host rule.
-    const bool device_extent = (pm && pm->type == ParamType::Ptr) || (pn && pn->type == ParamType::Ptr);
-    const bool balance = device_extent && cl == 1 && ctx.target.blocks_per_sm == 1;
-    const std::string step = balance ? "blocks" : "gridDim.x";
-    if (balance)
-      o << "  // the extent is read here: the fewest blocks that take the tiles in as many rounds as all launched (grid.h's rule)\n"
-        << "  const unsigned all_tiles = tiles_m * tiles_n;\n"
-        << "  if (all_tiles == 0u) return false;\n"
-        << "  const unsigned rounds = (all_tiles + gridDim.x - 1u) / gridDim.x;\n"
-        << "  const unsigned blocks = (all_tiles + rounds - 1u) / rounds;\n"
-        << "  if (blockIdx.x >= blocks) return false;\n";
     // The ranks of a cluster walk along ctx.cluster_axis (check_cluster): the order's fast
     // dimension unless a multicast tensor's tile_coords ask for the other one.
     const bool row = td.order == "row_major";
@@ -466,7 +450,7 @@ void generate(LinkContext& ctx) {
           << "  const unsigned units_m = (tiles_m + " << cl - 1 << "u) / " << cl << "u;\n"
           << "  const unsigned g = blockIdx.x / " << cl << "u + i * clusters;\n";
       else
-        o << "  const unsigned rank = 0u, units_m = tiles_m, g = blockIdx.x + i * " << step << ";\n";
+        o << "  const unsigned rank = 0u, units_m = tiles_m, g = blockIdx.x + i * gridDim.x;\n";
       o << "  if (g >= units_m * tiles_n) return false;\n"
         << "  const unsigned band = g / (" << units << "u * tiles_n), r = g % (" << units << "u * tiles_n);\n"
         << "  const unsigned first = band * " << units << "u, rows = units_m - first < " << units << "u ? units_m - first : " << units
@@ -507,7 +491,7 @@ void generate(LinkContext& ctx) {
       else
         o << "  t->m = (g % groups) * " << cl << "u + rank;\n  t->n = g / groups;\n";
     } else {
-      o << "  const unsigned linear = blockIdx.x + i * " << step << ";\n"
+      o << "  const unsigned linear = blockIdx.x + i * gridDim.x;\n"
         << "  if (linear >= tiles_m * tiles_n) return false;\n"
         << "  t->linear = linear;\n";
       if (td.order == "row_major")

@@ -204,17 +204,7 @@ std::string render_map(const LinkContext& ctx) {
                                                                            ": " + printable(ctx.cluster_axis_why)) +
                                        ")\n"
                                  : ctx.stream_k ? std::string(ctx.split_k ? "split-k" : "stream-k") + " (--tile-schedule): see below\n"
-                                                : [&] {
-                                                    bool dev = false;
-                                                    for (const ParamSlot& p : ctx.params)
-                                                      dev |= p.type == ParamType::Ptr &&
-                                                             (p.name == ctx.tiles->extent_m || p.name == ctx.tiles->extent_n);
-                                                    return dev && ctx.target.blocks_per_sm == 1
-                                                               ? std::string("persistent, balanced on the device: with T tiles on a grid of G, "
-                                                                             "the first B = ceil(T / ceil(T / G)) blocks take b, b+B, ..., the "
-                                                                             "others none (grid.h's rule, applied where the extent is read)\n")
-                                                               : std::string("persistent (block b takes b, b+grid, ...)\n");
-                                                  }());
+                                                : std::string("persistent (block b takes b, b+grid, ...)\n"));
   if (ctx.tiles && ctx.k_walk) {
     std::vector<std::string> walkers;
     for (const auto& c : ctx.contracts)
