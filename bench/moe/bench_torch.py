@@ -183,12 +183,6 @@ class PipeLinkMoE:
                                                  ["ptr", "u32", "u32", "u32", "u32", "ptr", "ptr", "ptr", "ptr", "ptr"])
         self.f_sum_bf16 = pipelink.Function(r, "moe_topk_sum_bf16", ["u32", "u32", "ptr", "ptr", "ptr", "ptr", "ptr"])
         self.counts_p = torch.zeros(E * COUNT_STRIDE, **i32)  # only the best layer's: it leaves them zeroed
-        # Session 15: moe_route_s, the best layer's three routing kernels in one launch (its grid no
-        # larger than the SMs: its blocks wait for each other); sync = ticket, generation, zero here
-        # and left so by every launch, as counts_p.
-        self.f_route_s = pipelink.Function(r, "moe_route_s", ["ptr", "u32", "u32", "ptr", "u32", "u32", "u32", "ptr", "ptr", "ptr",
-                                                               "ptr", "ptr", "ptr", "ptr", "ptr", "ptr"])
-        self.route_sync = torch.zeros(2, **i32)
         # down_store_dev_sw: down_store with its accumulator stage in four 128B-swizzled 64-column
         # panels (wgmma_gu_sw + tma_store_sw: the accumulator stores free of bank conflicts)
         f = os.path.join(kdir, "down_store_dev_sw.cubin")
@@ -340,15 +334,6 @@ class PipeLinkMoE:
         self.f_scatter.launch((T * K + 255) // 256, 256, T, self.topk_e, self.topk_w, self.topk_pos, self.offsets, self.row_token,
                               self.row_weight)
 
-    def route_one(self, X, align, tile_m):
-        """route_best's outputs from one routing kernel (moe_route_s) after the router GEMM; 512
-        threads (16 tokens at a time) per block, at most one block per SM."""
-        T = X.shape[0]
-        logits = router_logits(X, self.Wr32)
-        self.f_route_s.launch(max(1, min(self.sms, (T + 15) // 16)), 512, logits, T, E, self.counts_p, COUNT_STRIDE, align, tile_m,
-                              self.topk_e, self.topk_w, self.topk_pos, self.offsets, self.tile_expert, self.total_d, self.row_token,
-                              self.row_weight, self.route_sync)
-
     def setup_ds_sw(self):
         """down_store_dev_sw's parameters: down_store_dev's, with out_map's box [128 x 64] in the 128B swizzle."""
         self.ds_sw.set(a_map=pipelink.tensor_map(self.Hm, box=(TILE_M, 64), swizzle="128B", l2_promotion="256B"),
@@ -422,15 +407,13 @@ class PipeLinkMoE:
         tiles_m = self.max_rows // tm
         self.g_pk = (min(self.sms, tiles_m * math.ceil(I / gu.fact("tile_n"))), min(self.sms, tiles_m * (H // 256)))
 
-    def layer_best_packed(self, X, Yb, tiles64, one_route=False):
-        """layer_best (acc panels) with the links reading packed weights; one_route: the routing in
-        one kernel (route_one) instead of three (route_best)."""
+    def layer_best_packed(self, X, Yb, tiles64):
+        """layer_best (acc panels) with the links reading packed weights."""
         gu, ds = self.pk[tiles64]
-        route = self.route_one if one_route else self.route_best
         if tiles64:
-            route(X, self.align64, self.tm64)
+            self.route_best(X, self.align64, self.tm64)
         else:
-            route(X, self.align, TILE_M)
+            self.route_best(X, self.align, TILE_M)
         gu.launch(self.g_pk[0])
         ds.launch(self.g_pk[1])
         T = X.shape[0]
@@ -497,10 +480,7 @@ class PipeLinkMoE:
 
 def best_bit_equal(c):
     """(what, key) of a best layer's bit-equality check: the col_major layer's Y rounded to bf16, or
-    for the layers reading packed weights the same layer reading them row-major, or for the layer
-    routed by one kernel the same layer routed by three."""
-    if "bit_equal_to_three_kernel_routing" in c:
-        return "the same layer routed by three kernels", "bit_equal_to_three_kernel_routing"
+    for the layers reading packed weights the same layer reading them row-major."""
     if "bit_equal_to_unpacked_layer" in c:
         return "the same layer with W row-major", "bit_equal_to_unpacked_layer"
     return "the col_major layer's Y rounded to bf16", "bit_equal_to_col_major_layer_rounded"
@@ -696,14 +676,6 @@ def main() -> int:
                 c["ok"] = c["ok"] and c["bit_equal_to_unpacked_layer"] and c["graph_bit_equal_to_unpacked_layer"]
                 c_best[name], g_best[name] = c, (g, y)
                 all_ok &= c["ok"]
-                # the same with the routing in one kernel (moe_route_s): the same rows per expert, so
-                # Y equal bit for bit (a row's place within its expert's range does not change its sums)
-                c, g, y = check_dev_layer(pl, lambda X_, Y_, t64=t64: pl.setup_best_packed(X_, Y_, t64),
-                                          lambda X_, Y_, t64=t64: pl.layer_best_packed(X_, Y_, t64, one_route=True), X,
-                                          g_best[name][1], ref, atol, rtol, "three_kernel_routing")
-                c["ok"] = c["ok"] and c["bit_equal_to_three_kernel_routing"] and c["graph_bit_equal_to_three_kernel_routing"]
-                c_best[name + ", one routing kernel"], g_best[name + ", one routing kernel"] = c, (g, y)
-                all_ok &= c["ok"]
         if pl.dev:
             pl.setup_dev(X, Y)  # the col_major kernels' parameters again, and the 128-row routing for
             pl.route_dev(X)     # the kernels timed alone below (the last check routed for 64-row tiles)
@@ -749,11 +721,6 @@ def main() -> int:
             "pipelink down_store_dev": lambda: pl.ds_dev.launch(pl.g_dn_dev),
             "pipelink moe_topk_s (counters 128 B apart)": lambda: pl.topk_only(logits_t, True),
         }
-        # the best layer's routing alone (router GEMM included), three kernels or one, for 128-row
-        # tiles: the same offsets and tiles as the routing above, so the kernels timed alone here
-        # still read a routing of this X
-        cont["pipelink routing, router GEMM + 3 kernels"] = lambda: pl.route_best(X, pl.align, TILE_M)
-        cont["pipelink routing, router GEMM + moe_route_s"] = lambda: pl.route_one(X, pl.align, TILE_M)
         if pl.ds_sw is not None:
             pl.setup_ds_sw()
             cont["pipelink down_store_dev_sw (acc panels)"] = lambda: pl.ds_sw.launch(pl.g_dn_dev)
@@ -822,10 +789,6 @@ def main() -> int:
             claims["best layer, 64-row acc panels / best layer, 64-row tiles"] = B.paired_ratio(
                 samples["pipelink best layer, CUDA graph, 64-row tiles, acc panels"],
                 samples["pipelink best layer, CUDA graph, 64-row tiles"])
-        for name in [n for n in g_best if n.endswith(", one routing kernel")]:
-            claims[f"best layer, {name} / three routing kernels"] = B.paired_ratio(
-                samples[f"pipelink best layer, CUDA graph, {name}"],
-                samples[f"pipelink best layer, CUDA graph, {name[:-len(', one routing kernel')]}"])
         for name in [n for n in g_best if n.endswith(", W packed")]:
             claims[f"best layer, {name} / the same, W row-major"] = B.paired_ratio(
                 samples[f"pipelink best layer, CUDA graph, {name}"], samples[f"pipelink best layer, CUDA graph, {name[:-len(', W packed')]}"])
@@ -850,8 +813,6 @@ def main() -> int:
         if g_devs is not None:
             claims["pipelink padded-counter graph layer / graph layer"] = B.paired_ratio(
                 samples["pipelink layer, CUDA graph, padded counters (no host read)"], samples["pipelink layer, CUDA graph (no host read)"])
-        claims["routing: router GEMM + moe_route_s / router GEMM + 3 kernels"] = B.paired_ratio(
-            samples["pipelink routing, router GEMM + moe_route_s"], samples["pipelink routing, router GEMM + 3 kernels"])
         claims["moe_topk_s / moe_topk"] = B.paired_ratio(samples["pipelink moe_topk_s (counters 128 B apart)"],
                                                          samples["pipelink moe_topk (counters contiguous)"])
         if g_pdl is not None and g_dev is not None:

@@ -9,9 +9,6 @@
 //                tile_m-row tile; the total row count (moe_offsets_s: counters `stride` words apart)
 //   moe_scatter  writes each routed (token, k) into its expert's rows: row_token, row_weight;
 //                padding rows keep token -1 and weight 0 (the host clears them first)
-//   moe_route_s  moe_topk_s, moe_offsets_pad_s and moe_scatter in one launch (session 15): a grid
-//                no larger than what is resident at once, the last block to finish its tokens
-//                computes the offsets and releases the others to scatter
 //
 // And, after the down kernel that stores each expert row's output (already scaled by its routing
 // weight in the gate/up kernel) to Hd in the expert-sorted row order (down_store.cubin):
@@ -35,15 +32,15 @@ __device__ __forceinline__ void moe_pdl_prologue() {
 // counts[e * stride]: the kernels below with stride 1 (counts contiguous) and the _s ones with a
 // stride from the host (32: each expert's counter in its own 128-byte line, so the T * 8 atomics
 // are spread over 128 lines, i.e. over the L2's slices, instead of queueing on four lines).
-// One token's top-8, its softmax weights and its slots in the experts' lists; one warp, all lanes.
-__device__ __forceinline__ void moe_topk_token(const float* __restrict__ logits, unsigned tok, unsigned E, unsigned* __restrict__ counts,
-                                               unsigned stride, int* __restrict__ topk_expert, float* __restrict__ topk_weight,
-                                               unsigned* __restrict__ topk_pos) {
+__device__ __forceinline__ void moe_topk_body(const float* __restrict__ logits, unsigned T, unsigned E, unsigned* __restrict__ counts,
+                                              unsigned stride, int* __restrict__ topk_expert, float* __restrict__ topk_weight,
+                                              unsigned* __restrict__ topk_pos) {
   constexpr unsigned K = 8;
-  const unsigned lane = threadIdx.x & 31u;
+  const unsigned warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31u;
+  if (warp >= T) return;
   float v[4];  // E = 128: 4 logits per lane
 #pragma unroll
-  for (unsigned j = 0; j < 4; ++j) v[j] = logits[size_t(tok) * E + lane + 32 * j];
+  for (unsigned j = 0; j < 4; ++j) v[j] = logits[size_t(warp) * E + lane + 32 * j];
   float top_v[K];
   int top_e[K];
 #pragma unroll
@@ -72,18 +69,10 @@ __device__ __forceinline__ void moe_topk_token(const float* __restrict__ logits,
 #pragma unroll
     for (unsigned k = 0; k < K; ++k)
       if (k == lane) { w = __expf(top_v[k] - top_v[0]) / sum; e = top_e[k]; }
-    topk_expert[tok * K + lane] = e;
-    topk_weight[tok * K + lane] = w;
-    topk_pos[tok * K + lane] = atomicAdd(&counts[size_t(e) * stride], 1u);
+    topk_expert[warp * K + lane] = e;
+    topk_weight[warp * K + lane] = w;
+    topk_pos[warp * K + lane] = atomicAdd(&counts[size_t(e) * stride], 1u);
   }
-}
-
-__device__ __forceinline__ void moe_topk_body(const float* __restrict__ logits, unsigned T, unsigned E, unsigned* __restrict__ counts,
-                                              unsigned stride, int* __restrict__ topk_expert, float* __restrict__ topk_weight,
-                                              unsigned* __restrict__ topk_pos) {
-  const unsigned warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-  if (warp >= T) return;
-  moe_topk_token(logits, warp, E, counts, stride, topk_expert, topk_weight, topk_pos);
 }
 
 extern "C" __global__ void moe_topk(const float* __restrict__ logits, unsigned T, unsigned E, unsigned* __restrict__ counts,
@@ -136,25 +125,6 @@ extern "C" __global__ void moe_offsets_s(const unsigned* __restrict__ counts, un
   moe_offsets_body(counts, stride, E, align, tile_m, offsets, tile_expert, total);
 }
 
-// Token -1 and weight 0 in every padding row: expert e's rows [offsets[e] + n, padded), n = its
-// count (counts[e * stride]; generic pointers: global or shared). The whole block takes part.
-__device__ __forceinline__ void moe_pad_rows(const unsigned* counts, unsigned stride, const unsigned* offsets, unsigned E,
-                                             unsigned align, int* __restrict__ row_token, float* __restrict__ row_weight) {
-  // One group of `lanes` threads per expert: a warp (any block of 32 or more threads; the threads
-  // of a last partial warp take no expert), or the whole block when it is smaller than a warp
-  // (blockDim.x / 32 would be 0 there: an endless loop, and rows lanes.. 31 of each pad skipped).
-  const bool small = blockDim.x < 32u;
-  const unsigned lanes = small ? blockDim.x : 32u, groups = small ? 1u : blockDim.x / 32u;
-  const unsigned g = small ? 0u : threadIdx.x / 32u, l = small ? threadIdx.x : threadIdx.x % 32u;
-  for (unsigned e = g; g < groups && e < E; e += groups) {
-    const unsigned n = counts[size_t(e) * stride], pad = (n + align - 1) / align * align - n, base = offsets[e] + n;
-    for (unsigned i = l; i < pad; i += lanes) {
-      row_token[base + i] = -1;
-      row_weight[base + i] = 0.f;
-    }
-  }
-}
-
 // moe_offsets_s with the two clears the host did before it folded in (session 9): every padding
 // row of every expert gets token -1 and weight 0 here (the routed rows are moe_scatter's), so no
 // row_token / row_weight fill is needed; and the counters are zeroed after they are read, so the
@@ -171,7 +141,19 @@ extern "C" __global__ void moe_offsets_pad_s(unsigned* __restrict__ counts, unsi
   // moe_offsets_body ends with every thread past its __syncthreads and offsets[] written by this
   // block; the counts were read before that barrier, so they may be cleared and reread here.
   __syncthreads();
-  moe_pad_rows(counts, stride, offsets, E, align, row_token, row_weight);
+  // One group of `lanes` threads per expert: a warp (any block of 32 or more threads; the threads
+  // of a last partial warp take no expert), or the whole block when it is smaller than a warp
+  // (blockDim.x / 32 would be 0 there: an endless loop, and rows lanes.. 31 of each pad skipped).
+  const bool small = blockDim.x < 32u;
+  const unsigned lanes = small ? blockDim.x : 32u, groups = small ? 1u : blockDim.x / 32u;
+  const unsigned g = small ? 0u : threadIdx.x / 32u, l = small ? threadIdx.x : threadIdx.x % 32u;
+  for (unsigned e = g; g < groups && e < E; e += groups) {
+    const unsigned n = counts[size_t(e) * stride], pad = (n + align - 1) / align * align - n, base = offsets[e] + n;
+    for (unsigned i = l; i < pad; i += lanes) {
+      row_token[base + i] = -1;
+      row_weight[base + i] = 0.f;
+    }
+  }
   __syncthreads();
   for (unsigned e = threadIdx.x; e < E; e += blockDim.x) counts[size_t(e) * stride] = 0;
 }
@@ -185,114 +167,6 @@ extern "C" __global__ void moe_scatter(unsigned T, const int* __restrict__ topk_
   const unsigned row = offsets[topk_expert[i]] + topk_pos[i];
   row_token[row] = int(i / 8);
   row_weight[row] = topk_weight[i];
-}
-
-// moe_topk_s, moe_offsets_pad_s and moe_scatter in one launch (session 15): the same outputs (the
-// slots within an expert are taken by atomics in either, so a row's position within its expert's
-// range may differ between runs, never its set of rows), with two launches and their gaps fewer.
-//   1. Every warp takes tokens warp, warp + W, ... (W warps in the grid): moe_topk_token.
-//   2. Each block fences its writes and takes a ticket; the last one reads the counters, writes
-//      offsets, tile_expert, *total and the padding rows (as moe_offsets_pad_s), zeroes the
-//      counters and its ticket, and then advances sync[1], the generation, with a release.
-//   3. Every block waits (its thread 0, acquire) until the generation has moved past the value it
-//      read before taking its ticket, then scatters slots i, i + threads, ... (as moe_scatter).
-// sync[0] (ticket) and sync[1] (generation): two words, zero at allocation, left so for the next
-// launch; counts[e * stride] zero on entry and on exit. E <= 1024. Step 3 waits for every block
-// of the grid, so the grid must be resident at once: gridDim.x <= the device's SMs (the host
-// launches min(ceil(T / warps per block), SMs) blocks; 1 block per SM always fits, 512 threads).
-__device__ __forceinline__ unsigned moe_ld_acquire(const unsigned* p) {
-  unsigned v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-
-extern "C" __global__ void __launch_bounds__(512) moe_route_s(const float* __restrict__ logits, unsigned T, unsigned E,
-                                                              unsigned* __restrict__ counts, unsigned stride, unsigned align,
-                                                              unsigned tile_m, int* __restrict__ topk_expert,
-                                                              float* __restrict__ topk_weight, unsigned* __restrict__ topk_pos,
-                                                              unsigned* __restrict__ offsets, int* __restrict__ tile_expert,
-                                                              unsigned* __restrict__ total, int* __restrict__ row_token,
-                                                              float* __restrict__ row_weight, unsigned* __restrict__ sync) {
-  constexpr unsigned K = 8;
-  moe_pdl_prologue();
-  __shared__ unsigned s_cnt[1024], s_off[1025], s_warp[32];
-  __shared__ unsigned s_last;
-  unsigned gen0 = 0;
-  if (threadIdx.x == 0) gen0 = moe_ld_acquire(sync + 1);  // before this block's ticket: the last block moves it after
-  const unsigned warps = gridDim.x * (blockDim.x >> 5);
-  for (unsigned tok = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); tok < T; tok += warps)
-    moe_topk_token(logits, tok, E, counts, stride, topk_expert, topk_weight, topk_pos);
-  __threadfence();  // this thread's topk_* stores and counter atomics, before the block's ticket
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence();  // and the block's, as thread 0 saw them at the barrier
-    s_last = atomicAdd(sync, 1u) == gridDim.x - 1;
-    __threadfence();  // the other blocks' writes, before this block reads them
-  }
-  __syncthreads();
-  if (s_last) {
-    // Every other block has fenced its tokens' writes and taken its ticket: the counters are final.
-    const unsigned per = (E + blockDim.x - 1) / blockDim.x, e0 = min(E, threadIdx.x * per), e1 = min(E, e0 + per);
-    unsigned mine = 0;
-    for (unsigned e = e0; e < e1; ++e) {
-      s_cnt[e] = __ldcg(counts + size_t(e) * stride);
-      mine += (s_cnt[e] + align - 1) / align * align;
-    }
-    // Exclusive scan of the threads' sums: within each warp, then over the warps' totals.
-    const unsigned lane = threadIdx.x & 31u, w = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
-    unsigned incl = mine;
-#pragma unroll
-    for (unsigned d = 1; d < 32; d <<= 1) {
-      const unsigned o = __shfl_up_sync(0xffffffffu, incl, d);
-      if (lane >= d) incl += o;
-    }
-    if (lane == 31) s_warp[w] = incl;
-    __syncthreads();
-    if (w == 0) {
-      const unsigned t = lane < nw ? s_warp[lane] : 0u;
-      unsigned x = t;
-#pragma unroll
-      for (unsigned d = 1; d < 32; d <<= 1) {
-        const unsigned o = __shfl_up_sync(0xffffffffu, x, d);
-        if (lane >= d) x += o;
-      }
-      if (lane < nw) s_warp[lane] = x - t;  // the warps' exclusive bases
-    }
-    __syncthreads();
-    unsigned base = s_warp[w] + incl - mine;
-    for (unsigned e = e0; e < e1; ++e) {
-      s_off[e] = base;
-      base += (s_cnt[e] + align - 1) / align * align;
-    }
-    if (e1 == E && e0 < e1) s_off[E] = base;  // the thread holding the last expert: the total
-    if (E == 0 && threadIdx.x == 0) s_off[0] = 0;
-    __syncthreads();
-    for (unsigned e = threadIdx.x; e < E; e += blockDim.x) {
-      offsets[e] = s_off[e];
-      for (unsigned t = s_off[e] / tile_m; t < s_off[e + 1] / tile_m; ++t) tile_expert[t] = int(e);
-      counts[size_t(e) * stride] = 0;  // read above (s_cnt): zero for the next launch
-    }
-    if (threadIdx.x == 0) {
-      *total = s_off[E];
-      sync[0] = 0;  // every block has taken its ticket
-    }
-    moe_pad_rows(s_cnt, 1u, s_off, E, align, row_token, row_weight);
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      __threadfence();
-      atomicAdd(sync + 1, 1u);  // after the fences: releases offsets and the rest
-    }
-  }
-  if (threadIdx.x == 0)
-    while (moe_ld_acquire(sync + 1) == gen0) __nanosleep(64);
-  __syncthreads();
-  // Scatter (moe_scatter), reading what other blocks wrote through the L2 (__ldcg).
-  for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < T * K; i += gridDim.x * blockDim.x) {
-    const unsigned row = __ldcg(offsets + __ldcg(topk_expert + i)) + __ldcg(topk_pos + i);
-    row_token[row] = int(i / K);
-    row_weight[row] = __ldcg(topk_weight + i);
-  }
 }
 
 // hidden = 8 * blockDim.x (2048 = 8 x 256): each thread sums one 16-byte chunk of 8 bf16 columns
