@@ -111,8 +111,6 @@ struct TestKernel {
   pipelink::Module mod;
   unsigned tile_m = 0, tile_n = 0;
   unsigned tile_k = 64;  // 64: X / W boxes in the 128-byte swizzle; 32: in the 64-byte swizzle (*-k32)
-  bool out_panels = false;  // *-swf: a fused kernel whose H stage is two 128B-swizzled 64-column panels
-                            // (the SwiGLU in the main loop's epilogue; stored with a [rows x 64] swizzled box)
   unsigned panel_rows = 0;  // panels: the rows of an accumulator panel (tile_m, or 64 for *-sw64r*)
   unsigned grid = 0;  // for the current M
   bool probe = false; // --probe: timed and checked beside the others, never selected
@@ -163,7 +161,7 @@ void load_kernel(TestKernel& k) {
   k.tile_k = unsigned(tk);
   k.packed_w = k.mod.param_types().count("w_packed") != 0;
   if (k.packed_w && k.tile_k != 64) die(k.label + ": a packed W is packed in 64-wide k slices");
-  if (k.panels || k.out_panels) {  // the rows of the panels the store writes: the map's "tensor p0 bf16[RxC]" line
+  if (k.panels) {  // the rows of the accumulator panels the store writes: the map's "tensor p0 bf16[RxC]" line
     std::ifstream f(k.map);
     std::string line;
     const std::string key = "tensor p0 bf16[";
@@ -185,9 +183,8 @@ void configure_kernel(TestKernel& k, unsigned M, CUdeviceptr X, CUdeviceptr W, C
   const CUtensorMap x_map = make_map(X, M, kHidden, k.tile_m, k.tile_k, in_swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
   const CUtensorMap w_map = make_map(W, kGateUp, kHidden, k.tile_n, k.tile_k, in_swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
   const CUtensorMap out_map =
-      k.out_panels ? make_map(out, M, kInter, k.panel_rows, 64, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE)
-      : k.fused ? make_map(out, M, kInter, std::min(64u, k.tile_m), k.tile_n, CU_TENSOR_MAP_SWIZZLE_NONE,  // the SwiGLU's out rows
-                           CU_TENSOR_MAP_L2_PROMOTION_NONE)
+      k.fused ? make_map(out, M, kInter, std::min(64u, k.tile_m), k.tile_n, CU_TENSOR_MAP_SWIZZLE_NONE,  // the SwiGLU's out rows
+                         CU_TENSOR_MAP_L2_PROMOTION_NONE)
       : k.panels ? make_map(out, M, kGateUp, k.panel_rows, 64, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE)
               : make_map(out, M, kGateUp, k.tile_m, 2 * k.tile_n, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE);
   must(k.mod.set_tensormap("x_map", x_map), k.label);
@@ -528,16 +525,11 @@ void write_md(const std::string& path, const RunInfo& info, const std::vector<MR
 // The labels of kernels whose accumulator stage is the four 64-column panels: "-sw" at the end, or
 // followed by "-" or a digit (gemm-sw, fused-sw-splitk, gemm-sw-pp-g8, gemm-sw64r-...), not as the
 // start of a word (gemm-small16-swap).
-bool has_word(const std::string& label, const std::string& w) {
-  for (size_t at = label.find(w); at != std::string::npos; at = label.find(w, at + 1)) {
-    const size_t end = at + w.size();
-    if (end == label.size() || label[end] == '-' || (label[end] >= '0' && label[end] <= '9')) return true;
-  }
+bool has_panels(const std::string& label) {
+  for (size_t at = label.find("-sw"); at != std::string::npos; at = label.find("-sw", at + 1))
+    if (at + 3 == label.size() || label[at + 3] == '-' || (label[at + 3] >= '0' && label[at + 3] <= '9')) return true;
   return false;
 }
-bool has_panels(const std::string& label) { return has_word(label, "-sw"); }
-// A fused kernel whose H stage is two 64-column panels: "-swf" as a word (fused-swf-splitk).
-bool has_out_panels(const std::string& label) { return label.rfind("fused", 0) == 0 && has_word(label, "-swf"); }
 
 constexpr const char* kVariants[] = {"fused", "fused-control", "fused-medium", "fused-medium-control", "fused-narrow",
                                      "fused-narrow-control", "fused-small", "fused-small-control", "gemm", "gemm-control",
@@ -591,7 +583,6 @@ int main(int argc, char** argv) {
       k->label = kVariants[variant];
       k->fused = k->label.rfind("fused", 0) == 0;
       k->panels = has_panels(k->label);
-      k->out_panels = has_out_panels(k->label);
       k->cubin = next();
       k->map = next();
       for (const auto& other : kernels)
@@ -604,7 +595,6 @@ int main(int argc, char** argv) {
       k->fused = k->label.rfind("fused", 0) == 0;
       if (!k->fused && k->label.rfind("gemm", 0) != 0) die("--probe " + k->label + ": the label must start with fused or gemm");
       k->panels = has_panels(k->label);
-      k->out_panels = has_out_panels(k->label);
       k->cubin = next();
       k->map = next();
       for (const auto& other : kernels)

@@ -46,18 +46,7 @@
 #ifndef GU_ACC_PANELS
 #define GU_ACC_PANELS 0
 #endif
-// -DGU_SWIGLU=1 (contract_swf_sk.toml, header wgmma_gu_swf.contract.h; the 128 x 128 tile split by
-// rows): the SwiGLU in the main loop's own epilogue, from the f32 accumulators (gate and up of an
-// element are in the same thread), and the "acc" stage holds H [128 x 128] bf16 as two 64-column
-// panels in the 128-byte swizzle (p0, p1): 32 KB instead of 64, so a 4-stage ring fits beside it.
-#ifndef GU_SWIGLU
-#define GU_SWIGLU 0
-#endif
-#if GU_SWIGLU
-#define PL_OWN_INSTANCES
-#define PL_OWN_REGISTERS
-#include "wgmma_gu_swf.contract.h"
-#elif GU_ACC_PANELS
+#if GU_ACC_PANELS
 #define PL_OWN_INSTANCES  // declared below from the constants the code uses, as for the other variants
 #define PL_OWN_REGISTERS
 #include "wgmma_gu_sw.contract.h"
@@ -141,15 +130,6 @@ __device__ __forceinline__ unsigned pack_bf16(float lo, float hi) {
   asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
   return r;
 }
-
-// silu(g) * u = g sigmoid(g) u = (g / 2) (1 + tanh(g / 2)) u: one MUFU op (tanh.approx.f32, relative
-// error < 2^-10.9) where g / (1 + e^-g) takes two; the result is rounded to bf16 (2^-8).
-__device__ __forceinline__ float silu_mul(float g, float u) {
-  const float hg = 0.5f * g;
-  float t;
-  asm("tanh.approx.f32 %0, %1;" : "=f"(t) : "f"(hg));
-  return fmaf(hg, t, hg) * u;
-}
 }  // namespace wgmma_gu
 
 // What this code compiles in beyond the header's records (PL_WARPS, PL_ARRIVE for ab and acc),
@@ -170,12 +150,7 @@ PL_PARTIAL_BYTES(wgmma_gu_main, 2 * wgmma_gu::kAcc * 128 * 4);  // gate and up, 
 // stores (sw128_offset for the panels, plain row-major otherwise).
 PL_SWIZZLE(wgmma_gu_main, ab, a, 128);
 PL_SWIZZLE(wgmma_gu_main, ab, b, 128);
-#if GU_SWIGLU
-PL_SWIZZLE(wgmma_gu_main, acc, p0, 128);
-PL_SWIZZLE(wgmma_gu_main, acc, p1, 128);
-PL_COLS(wgmma_gu_main, acc, p0, 64);
-PL_COLS(wgmma_gu_main, acc, p1, 64);
-#elif GU_ACC_PANELS
+#if GU_ACC_PANELS
 PL_SWIZZLE(wgmma_gu_main, acc, p0, 128);
 PL_SWIZZLE(wgmma_gu_main, acc, p1, 128);
 PL_SWIZZLE(wgmma_gu_main, acc, p2, 128);
@@ -183,8 +158,7 @@ PL_SWIZZLE(wgmma_gu_main, acc, p3, 128);
 #else
 PL_SWIZZLE(wgmma_gu_main, acc, tile, 0);
 #endif
-#if GU_SWIGLU
-#elif GU_ACC_PANELS
+#if GU_ACC_PANELS
 PL_COLS(wgmma_gu_main, acc, p0, 64);
 PL_COLS(wgmma_gu_main, acc, p1, 64);
 PL_COLS(wgmma_gu_main, acc, p2, 64);
@@ -303,27 +277,7 @@ PL_COMPONENT(wgmma_gu_main) {
 #endif
     // Accumulator (n8 block j, register 4j + 2h + e) is row row0 + 16 warp + lane/4 + 8h, column
     // col0 + 8j + 2 (lane % 4) + e of each block.
-#if GU_SWIGLU
-    static_assert(kTileN == 128 && !kSplitN, "GU_SWIGLU: the 128 x 128 tile split by rows");
-    out.acquire();
-    {
-      // H's columns [0, 64) in p0, [64, 128) in p1: n8 block j in chunk j % 8 of panel j / 8.
-      unsigned char* const p0 = out.p0<unsigned char>(ctx);
-      unsigned char* const p1 = out.p1<unsigned char>(ctx);
-      const unsigned r = row0 + warp * 16u + (lane >> 2);
-#pragma unroll
-      for (unsigned j = 0; j < kAcc / 4; ++j) {
-#pragma unroll
-        for (unsigned h = 0; h < 2; ++h) {
-          const unsigned off = pl::sw128_offset(r + 8u * h, j % 8u) + 4u * (lane & 3u);
-          *reinterpret_cast<unsigned*>((j < 8u ? p0 : p1) + off) =
-              pack_bf16(silu_mul(gate[4 * j + 2 * h], up[4 * j + 2 * h]), silu_mul(gate[4 * j + 2 * h + 1], up[4 * j + 2 * h + 1]));
-        }
-      }
-    }
-    out.commit(ctx);
-    out.advance();
-#elif GU_ACC_PANELS
+#if GU_ACC_PANELS
     static_assert(kTileN == 128 && (!kSplitN || kInstances == 2),
                   "acc panels: the 128-column blocks, split by rows (128 x 128) or by columns over two warpgroups (64 x 128)");
     out.acquire();
