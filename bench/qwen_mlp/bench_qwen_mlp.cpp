@@ -112,6 +112,7 @@ struct TestKernel {
   unsigned tile_m = 0, tile_n = 0;
   unsigned tile_k = 64;  // 64: X / W boxes in the 128-byte swizzle; 32: in the 64-byte swizzle (*-k32)
   unsigned panel_rows = 0;  // panels: the rows of an accumulator panel (tile_m, or 64 for *-sw64r*)
+  unsigned out_rows = 0;    // fused: the rows of the SwiGLU's "out" stage (the map's pipe out), the store's box
   unsigned grid = 0;  // for the current M
   bool probe = false; // --probe: timed and checked beside the others, never selected
   bool packed_w = false;  // its loader reads W packed by the link's gu_pack_w (param w_packed)
@@ -161,6 +162,20 @@ void load_kernel(TestKernel& k) {
   k.tile_k = unsigned(tk);
   k.packed_w = k.mod.param_types().count("w_packed") != 0;
   if (k.packed_w && k.tile_k != 64) die(k.label + ": a packed W is packed in 64-wide k slices");
+  if (k.fused) {  // the rows of the SwiGLU's out stage: "tensor tile bf16[RxC]" under the map's pipe "out"
+    std::ifstream f(k.map);
+    std::string line;
+    bool in_out = false;
+    while (std::getline(f, line)) {
+      if (line.rfind("  ", 0) == 0 && line.size() > 2 && line[2] != ' ') in_out = line.rfind("  out: ", 0) == 0;
+      const std::string key = "tensor tile bf16[";
+      if (const size_t at = line.find(key); in_out && at != std::string::npos) {
+        k.out_rows = unsigned(std::stoul(line.substr(at + key.size())));
+        break;
+      }
+    }
+    if (k.out_rows == 0) k.out_rows = std::min(64u, k.tile_m);  // maps without the line: the SwiGLU's 64-row stages
+  }
   if (k.panels) {  // the rows of the accumulator panels the store writes: the map's "tensor p0 bf16[RxC]" line
     std::ifstream f(k.map);
     std::string line;
@@ -183,7 +198,7 @@ void configure_kernel(TestKernel& k, unsigned M, CUdeviceptr X, CUdeviceptr W, C
   const CUtensorMap x_map = make_map(X, M, kHidden, k.tile_m, k.tile_k, in_swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
   const CUtensorMap w_map = make_map(W, kGateUp, kHidden, k.tile_n, k.tile_k, in_swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
   const CUtensorMap out_map =
-      k.fused ? make_map(out, M, kInter, std::min(64u, k.tile_m), k.tile_n, CU_TENSOR_MAP_SWIZZLE_NONE,  // the SwiGLU's out rows
+      k.fused ? make_map(out, M, kInter, k.out_rows, k.tile_n, CU_TENSOR_MAP_SWIZZLE_NONE,  // the SwiGLU's out rows
                          CU_TENSOR_MAP_L2_PROMOTION_NONE)
       : k.panels ? make_map(out, M, kGateUp, k.panel_rows, 64, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE)
               : make_map(out, M, kGateUp, k.tile_m, 2 * k.tile_n, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE);
@@ -539,7 +554,8 @@ constexpr const char* kVariants[] = {"fused", "fused-control", "fused-medium", "
                                      "gemm-small16", "gemm-small16-control", "fused-pp-g8", "fused-pp-g8-control",
                                      "fused-small16-swap-packed", "fused-small16-swap-packed-control", "gemm-small16-swap-packed",
                                      "gemm-small16-swap-packed-control", "fused-medium-packed", "fused-medium-packed-control",
-                                     "gemm-medium-packed", "gemm-medium-packed-control"};
+                                     "gemm-medium-packed", "gemm-medium-packed-control", "gemm-medium-s4",
+                                     "gemm-medium-s4-control"};
 constexpr int kNumVariants = 36;
 
 constexpr char kUsage[] =
@@ -550,7 +566,8 @@ constexpr char kUsage[] =
     "           gemm-sw, each also with -control; fused-sw-splitk, gemm-sw-splitk (--tile-schedule split-k);\n"
     "           fused-pp-g8 (the ping-pong main loop, grouped:8; selected at M >= 4096) and its -control;\n"
     "           fused-small16-swap-packed, gemm-small16-swap-packed, fused-medium-packed, gemm-medium-packed (W packed by the\n"
-    "           link's gu_pack_w; each the twin of a row-major kernel, reported beside it) and their -control\n"
+    "           link's gu_pack_w; each the twin of a row-major kernel, reported beside it) and their -control;\n"
+    "           gemm-medium-s4 (the 128 x 104 GEMM with a 4-stage ring; selected at 64 < M <= 1024) and its -control\n"
     "  --probe: a kernel timed and checked beside the others but never selected; LABEL starts with fused or gemm,\n"
     "           and contains the word -sw if its accumulator stage is the four 64-column panels\n"
     "  --profile: after the checks, every contender once more inside the NVTX range \"profile\" (for ncu --nvtx)\n";
@@ -788,7 +805,15 @@ int main(int argc, char** argv) {
     // Session 12, fixed before the run that measured it: at M >= 4096 the fused kernel with the
     // ping-pong main loop in the grouped:8 order (fused-pp-g8: 1.6-2.4% faster than fused-sw-splitk
     // at M = 4096 / 8192 in two runs, results/qwen_s12/pp4, pp5; level at 1024 / 2048).
+    // Session 15, fixed before the runs that confirm it: the plain GEMM at 64 < M <= 1024 takes the
+    // 128 x 104 tile with a 4-stage ring (gemm-medium-s4; the ring fits beside the accumulator stage
+    // only without the SwiGLU's, so the fused kernel keeps its selection): 0.977-0.986 x gemm-medium
+    // at M = 128 (results/qwen_s13/run8, run11, s15/m4) and 0.982 / 0.987 x gemm-sw-splitk at M =
+    // 1024 (results/s15/mc, m4; 247 column tiles: 14.97 waves there), level with it at 2048 / 4096.
     auto select = [&](const std::string& kind) {
+      if (kind == "gemm" && M > 64 && M <= 1024)
+        for (const auto& k : kernels)
+          if (k->label == "gemm-medium-s4" && !k->probe) return k->label;
       if (M >= 4096 && kind == "fused")
         for (const auto& k : kernels)
           if (k->label == "fused-pp-g8") return k->label;
@@ -826,6 +851,7 @@ int main(int argc, char** argv) {
     auto packed_twin = [&](const std::string& sel) {
       const std::string want = sel == "fused-small16" || sel == "gemm-small16" ? sel + "-swap-packed"
                                : sel == "fused-medium" || sel == "gemm-medium"   ? sel + "-packed"
+                               : sel == "gemm-medium-s4"                         ? std::string("gemm-medium-packed")
                                                                                  : std::string();
       for (const auto& k : kernels)
         if (!want.empty() && k->label == want && k->packed_w) return want;
@@ -864,6 +890,7 @@ int main(int argc, char** argv) {
     claim("packing alone: gemm-medium-packed / gemm-medium-s4", "gemm-medium-packed", "gemm-medium-s4");
     claim("swap alone: gemm-small16-swap / gemm-small16", "gemm-small16-swap", "gemm-small16");
     claim("fourth stage alone: gemm-medium-s4 / gemm-medium", "gemm-medium-s4", "gemm-medium");
+    claim("gemm-medium-s4 / gemm-sw-splitk", "gemm-medium-s4", "gemm-sw-splitk");
     // Session 10: the panel kernels linked with --tile-schedule split-k (timed beside, not selected).
     claim("fused split-k / best pair", "fused-sw-splitk", r.best_pair);
     claim("gemm split-k / best cuBLAS", "gemm-sw-splitk", r.best_gemm);

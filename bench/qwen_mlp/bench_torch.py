@@ -43,12 +43,12 @@ VARIANTS = ["fused", "fused_medium", "fused_narrow", "fused_small", "gemm", "gem
 # accumulator stage is four 128-byte-swizzled 64-column panels (no bank conflicts on its stores).
 EXTRA = ["gemm_sw", "fused_sw", "gemm_cluster_sw", "fused_cluster_sw", "gemm_sw_pair", "fused_sw_pair", "gemm_sw_splitk",
          "fused_sw_splitk", "gemm_small16", "fused_small16", "fused_pp_g8", "fused_small16_swap_packed",
-         "gemm_small16_swap_packed", "fused_medium_packed", "gemm_medium_packed"]
+         "gemm_small16_swap_packed", "fused_medium_packed", "gemm_medium_packed", "gemm_medium_s4"]
 # Session 13: the selected kernel's twin reading a packed W (gu_pack_w of its own cubin, once, not
 # timed), timed beside it where one is linked (the C++ bench's rule): *_small16 -> *_small16_swap_packed
 # (the wgmma operands swapped too), *_medium -> *_medium_packed.
 PACKED_TWIN = {"fused_small16": "fused_small16_swap_packed", "gemm_small16": "gemm_small16_swap_packed",
-               "fused_medium": "fused_medium_packed", "gemm_medium": "gemm_medium_packed"}
+               "fused_medium": "fused_medium_packed", "gemm_medium": "gemm_medium_packed", "gemm_medium_s4": "gemm_medium_packed"}
 # fused_pp_g8 (session 12): the ping-pong main loop (mma/wgmma_gu_pp.cu) in the grouped:8 order,
 # selected at M >= 4096.
 # gemm_small16 / fused_small16 (session 11): the 16-row decode tile, selected at M <= 16.
@@ -82,6 +82,12 @@ def select(ks, kind: str, M: int, sms: int) -> str:
     (<kind>_sw) wherever its last wave wastes at most 5% of its rounds (ceil(w) / w - 1 <= 0.05,
     w = tiles / SMs)."""
     sw = kind + "_sw"
+    # Session 15, fixed before the runs that confirm it (the C++ bench's rule): the plain GEMM at
+    # 64 < M <= 1024 takes the 128 x 104 tile with a 4-stage ring (gemm_medium_s4; the fused link's
+    # SwiGLU stage leaves no room for it): 0.977-0.986 x gemm_medium at M = 128, 0.982 / 0.987 x
+    # gemm_sw_splitk at M = 1024 (results/s15/mc, m4), level at 2048 / 4096.
+    if kind == "gemm" and 64 < M <= 1024 and "gemm_medium_s4" in ks:
+        return "gemm_medium_s4"
     # Session 12, fixed before the run that measured it: at M >= 4096 the fused ping-pong kernel
     # (C++ bench: 1.6-2.4% faster than fused_sw_splitk at 4096 / 8192 in two runs, level below).
     if kind == "fused" and M >= 4096 and "fused_pp_g8" in ks:

@@ -40,17 +40,18 @@ for k in fused fused_control fused_medium fused_medium_control fused_narrow fuse
          fused_sw fused_sw_control gemm_sw gemm_sw_control fused_sw_splitk gemm_sw_splitk \
          fused_small16 fused_small16_control gemm_small16 gemm_small16_control fused_pp_g8 fused_pp_g8_control \
          fused_small16_swap_packed fused_small16_swap_packed_control gemm_small16_swap_packed gemm_small16_swap_packed_control \
-         fused_medium_packed fused_medium_packed_control gemm_medium_packed gemm_medium_packed_control; do
+         fused_medium_packed fused_medium_packed_control gemm_medium_packed gemm_medium_packed_control \
+         gemm_medium_s4 gemm_medium_s4_control; do
   add "--${k//_/-}" "$k"
 done
 # Timed and checked beside the others, never selected (--probe): the ping-pong GEMM (session 12),
 # labelled gemm-sw-pp-g8: its store writes 64-column panels.
 add --probe gemm-sw-pp-g8 gemm_pp_g8
 # Session 13: the controls that separate the packed twins' effects (the swapped main loop with the
-# TMA loader; the 128 x 104 GEMM with the TMA loader and 4 stages, as gemm-medium-packed has).
+# TMA loader). gemm-medium-s4 (the 128 x 104 GEMM with the TMA loader and 4 stages, as
+# gemm-medium-packed has) is a variant above: selected at 64 < M <= 1024 since session 15.
 add --probe gemm-small16-swap gemm_small16_swap
 add --probe fused-small16-swap fused_small16_swap
-add --probe gemm-medium-s4 gemm_medium_s4
 if [ ${#args[@]} -eq 0 ]; then
   echo "run.sh: FAIL: no PipeLink kernel found under $K; nothing would run"
   exit 2
