@@ -556,7 +556,7 @@ constexpr const char* kVariants[] = {"fused", "fused-control", "fused-medium", "
                                      "gemm-small16-swap-packed-control", "fused-medium-packed", "fused-medium-packed-control",
                                      "gemm-medium-packed", "gemm-medium-packed-control", "gemm-medium-s4",
                                      "gemm-medium-s4-control"};
-constexpr int kNumVariants = 36;
+constexpr int kNumVariants = sizeof(kVariants) / sizeof(kVariants[0]);
 
 constexpr char kUsage[] =
     "usage: bench_qwen_mlp [--VARIANT CUBIN MAP]... [--M 16,128,1024,2048,4096,8192] [--rounds 20] [--algos 32]\n"
