@@ -28,7 +28,6 @@ HEADERS=(
   "$E/qwen_mlp/store/tma_store_sw2.contract.h|$E/qwen_mlp/store/contract_pp.toml"
   "$E/qwen_mlp/swiglu/swiglu_epilogue_sw2.contract.h|$E/qwen_mlp/swiglu/contract_pp.toml"
   "$E/qwen_mlp/mma/wgmma_gu_sw.contract.h|$E/qwen_mlp/mma/contract_sw.toml $E/qwen_mlp/mma/contract_sw_pair.toml $E/moe/gemm/mma_down_sw.toml $E/moe/gemm/mma_gu_sw.toml $E/moe/gemm/mma_gu64_sw.toml $E/moe/gemm/mma_down64_sw.toml"
-  "$E/qwen_mlp/swiglu/swiglu_store.contract.h|$E/qwen_mlp/swiglu/contract_store.toml"
   "$E/qwen_mlp/swiglu/swiglu_epilogue_sw.contract.h|$E/qwen_mlp/swiglu/contract_sw.toml"
   "$E/moe/activation/moe_swiglu_sw.contract.h|$E/moe/activation/contract_sw.toml"
   "$E/qwen_mlp/swiglu/swiglu_epilogue.contract.h|$E/qwen_mlp/swiglu/contract.toml"

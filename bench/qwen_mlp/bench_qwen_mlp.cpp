@@ -113,8 +113,6 @@ struct TestKernel {
   unsigned tile_k = 64;  // 64: X / W boxes in the 128-byte swizzle; 32: in the 64-byte swizzle (*-k32)
   unsigned panel_rows = 0;  // panels: the rows of an accumulator panel (tile_m, or 64 for *-sw64r*)
   unsigned out_rows = 0;    // fused: the rows of the SwiGLU's "out" stage (the map's pipe out), the store's box
-  bool store_3d = false;    // fused with swiglu_store (H stored from the acc stage): out_map is the 3-D
-                            // (columns, 1, rows) map whose box (tile_n, 2, tile_m) clips the up half
   unsigned grid = 0;  // for the current M
   bool probe = false; // --probe: timed and checked beside the others, never selected
   bool packed_w = false;  // its loader reads W packed by the link's gu_pack_w (param w_packed)
@@ -169,7 +167,6 @@ void load_kernel(TestKernel& k) {
     std::string line;
     bool in_out = false;
     while (std::getline(f, line)) {
-      if (line.find("entry swiglu_store_main") != std::string::npos) k.store_3d = true;
       if (line.rfind("  ", 0) == 0 && line.size() > 2 && line[2] != ' ') in_out = line.rfind("  out: ", 0) == 0;
       const std::string key = "tensor tile bf16[";
       if (const size_t at = line.find(key); in_out && at != std::string::npos) {
@@ -178,7 +175,6 @@ void load_kernel(TestKernel& k) {
       }
     }
     if (k.out_rows == 0) k.out_rows = std::min(64u, k.tile_m);  // maps without the line: the SwiGLU's 64-row stages
-    if (k.store_3d) k.out_rows = k.tile_m;
   }
   if (k.panels) {  // the rows of the accumulator panels the store writes: the map's "tensor p0 bf16[RxC]" line
     std::ifstream f(k.map);
@@ -195,21 +191,6 @@ void load_kernel(TestKernel& k) {
   }
 }
 
-// H [rows, cols] bf16 as a 3-D map (cols, 1, rows) with the box (box_cols, 2, box_rows): a box in
-// shared memory laid out as [box_rows][2][box_cols] (a row-major [gate | up] tile) is stored with
-// its second half clipped (swiglu_store: H written over the gate half).
-CUtensorMap make_map_clip_half(CUdeviceptr base, uint64_t rows, uint64_t cols, uint32_t box_rows, uint32_t box_cols) {
-  CUtensorMap m;
-  const cuuint64_t dims[3] = {cols, 1, rows};
-  const cuuint64_t strides[2] = {cols * 2, cols * 2};  // bytes, dims 1 and 2 (dim 1 has one index)
-  const cuuint32_t box[3] = {box_cols, 2, box_rows};
-  const cuuint32_t elem[3] = {1, 1, 1};
-  CU(cuTensorMapEncodeTiled(&m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, reinterpret_cast<void*>(base), dims, strides, box, elem,
-                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
-                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
-  return m;
-}
-
 // Sets every parameter for M (by name; a name the kernel lacks, or one left unset, is an error).
 void configure_kernel(TestKernel& k, unsigned M, CUdeviceptr X, CUdeviceptr W, CUdeviceptr out, unsigned sms) {
   // The X / W boxes are one K slice wide: a swizzle line (tile_k = 64: 128 bytes, 32: 64 bytes).
@@ -217,8 +198,7 @@ void configure_kernel(TestKernel& k, unsigned M, CUdeviceptr X, CUdeviceptr W, C
   const CUtensorMap x_map = make_map(X, M, kHidden, k.tile_m, k.tile_k, in_swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
   const CUtensorMap w_map = make_map(W, kGateUp, kHidden, k.tile_n, k.tile_k, in_swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
   const CUtensorMap out_map =
-      k.store_3d ? make_map_clip_half(out, M, kInter, k.tile_m, k.tile_n)
-      : k.fused ? make_map(out, M, kInter, k.out_rows, k.tile_n, CU_TENSOR_MAP_SWIZZLE_NONE,  // the SwiGLU's out rows
+      k.fused ? make_map(out, M, kInter, k.out_rows, k.tile_n, CU_TENSOR_MAP_SWIZZLE_NONE,  // the SwiGLU's out rows
                          CU_TENSOR_MAP_L2_PROMOTION_NONE)
       : k.panels ? make_map(out, M, kGateUp, k.panel_rows, 64, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE)
               : make_map(out, M, kGateUp, k.tile_m, 2 * k.tile_n, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE);
