@@ -175,11 +175,6 @@ __device__ __forceinline__ void mbar_init(unsigned addr, unsigned count) {
 __device__ __forceinline__ void mbar_arrive(unsigned addr) {
   asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" ::"r"(addr) : "memory");
 }
-// A relaxed arrive: orders nothing before it. For a consumer whose reads of a stage are complete
-// before the arrive by other means (wgmma operands after wgmma.wait_group): PipeReader::release_async.
-__device__ __forceinline__ void mbar_arrive_relaxed(unsigned addr) {
-  asm volatile("mbarrier.arrive.relaxed.cta.shared::cta.b64 _, [%0];" ::"r"(addr) : "memory");
-}
 __device__ __forceinline__ void mbar_arrive_expect_tx(unsigned addr, unsigned bytes) {
   asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;" ::"r"(addr), "r"(bytes)
                : "memory");
@@ -438,29 +433,6 @@ struct PipeReader {
     } else {
       mbar_arrive(empty_bar());
     }
-  }
-  // release() for a consumer that read the stage only through the async proxy and saw those reads
-  // complete: wgmma's shared-memory operands, after the wgmma.wait_group that covers them. Nothing
-  // is left to order before the producer's refill (also an async-proxy write), so neither the proxy
-  // fence nor a release fence is paid: on an H200 they put a MEMBAR.ALL.CTA and a FENCE.VIEW.ASYNC
-  // on the path from the wgmma wait to the next stage's wgmma issue (gemm_sw_splitk's SASS,
-  // bench/NOTES.md session 16). A consumer that read the stage with ld.shared or ldmatrix must use
-  // release().
-  __device__ __forceinline__ void release_async() const {
-    if (cluster_blocks() > 1 && p->mcast_blocks > 1) {
-      const unsigned me = cluster_rank(), first = me - me % p->mcast_blocks;
-      for (unsigned r = first; r < first + p->mcast_blocks; ++r) {
-        if (r == me) mbar_arrive_relaxed(empty_bar());
-        else mbar_arrive_remote(empty_bar(), r);
-      }
-    } else {
-      mbar_arrive_relaxed(empty_bar());
-    }
-  }
-  // Shared-window address of tensor t of the current stage (what wgmma descriptors and TMA take),
-  // from the base computed once: no generic-to-shared conversion per stage.
-  __device__ __forceinline__ unsigned tensor_addr(unsigned t) const {
-    return base + p->buffer + stage * p->stage_bytes + p->tensor[t];
   }
   __device__ __forceinline__ void advance() {
     if (++stage == p->stages) { stage = 0; phase ^= 1u; }

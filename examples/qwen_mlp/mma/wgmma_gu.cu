@@ -95,16 +95,6 @@ static_assert(!(GU_UNITS && GU_INFLIGHT), "GU_UNITS with GU_INFLIGHT: the in-fli
 #endif
 static_assert(GU_TILE_M == 0 || (GU_TILE_M == 16 && GU_SPLIT_N && GU_INSTANCES == 1 && !GU_ACC_PANELS && !GU_UNITS),
               "GU_TILE_M=16: the one-warpgroup small-M tile, row-major acc stage, whole tiles");
-// -DGU_LOOKAHEAD=1: per stage the gate block's wgmmas are committed as one group and the up block's
-// as another; between them the warpgroup waits (wait_group 1) for the previous stage's groups and
-// releases that stage. The gate group is in the tensor pipe while the warpgroup waits, releases,
-// and issues the up group, so the pipe does not drain at every stage as with a wait for all. The
-// release is release_async (the stage was read by wgmma only), and the operand descriptors are
-// built once per stage from the stage's shared-window address.
-#ifndef GU_LOOKAHEAD
-#define GU_LOOKAHEAD 0
-#endif
-static_assert(!(GU_LOOKAHEAD && (GU_INFLIGHT || GU_PAIR || GU_TILE_M)), "GU_LOOKAHEAD: two accumulators (gate, up), one group each");
 
 namespace wgmma_gu {
 constexpr unsigned kInstances = GU_INSTANCES;
@@ -190,52 +180,12 @@ PL_COMPONENT(wgmma_gu_main) {
   // The m64 wgmma reads 64 rows (8 KB) from the 16-row X slice's address: they must lie in the stage.
   if (ab.pipe.p->tensor[C::In_ab::tensor::a::index] + 64u * 128u > ab.pipe.p->stage_bytes) asm volatile("trap;");
 #endif
-#if GU_INFLIGHT || GU_LOOKAHEAD
+#if GU_INFLIGHT
   C::In_ab done(ctx);  // one stage behind ab: the stage whose wgmma group has completed
 #endif
   C::Out_acc out(ctx);
   float gate[kAcc], up[kAcc];
-#if GU_LOOKAHEAD
 #if GU_UNITS
-  (void)k_tiles;
-  pl::Unit u;
-  for (unsigned i = 0; pl::unit_at(ctx, i, u); ++i) {
-    const unsigned k_first = u.k_begin, k_last = u.k_end;
-#else
-  pl::Tile t;
-  for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
-    const unsigned k_first = 0, k_last = k_tiles;
-#endif
-    for (unsigned kt = k_first; kt < k_last; ++kt) {
-      ab.wait();
-      const unsigned a = ab.pipe.tensor_addr(C::In_ab::tensor::a::index) + row0 * 128u;
-      const unsigned b = ab.pipe.tensor_addr(C::In_ab::tensor::b::index);
-      // A descriptor's address field is the address >> 4: the k16 step k is + 2 k (32 bytes).
-      const unsigned long long da = desc_sw128(a), dg = desc_sw128(b + col0 * 128u), du = desc_sw128(b + (kTileN + col0) * 128u);
-      wgmma_fence();
-#pragma unroll
-      for (unsigned k = 0; k < kTileK / 16; ++k) mma_step(gate, da + 2u * k, dg + 2u * k, (kt > k_first || k > 0) ? 1 : 0);
-      wgmma_commit();
-      if (kt > k_first) {
-        wgmma_wait_one();  // the previous stage's groups are complete; this stage's gate group is in flight
-        __syncwarp();  // arrive = "warp", by hand: release_async (no fence: wgmma read the stage)
-        if (lane == 0) done.pipe.release_async();
-        done.advance();
-      }
-#pragma unroll
-      for (unsigned k = 0; k < kTileK / 16; ++k) mma_step(up, da + 2u * k, du + 2u * k, (kt > k_first || k > 0) ? 1 : 0);
-      wgmma_commit();
-      ab.advance();
-    }
-    wgmma_wait_all();
-    fence_operands(gate);
-    fence_operands(up);
-    if (k_last > k_first) {
-      __syncwarp();
-      if (lane == 0) done.pipe.release_async();
-      done.advance();
-    }
-#elif GU_UNITS
   (void)k_tiles;
   pl::Unit u;
   for (unsigned i = 0; pl::unit_at(ctx, i, u); ++i) {
@@ -247,7 +197,6 @@ PL_COMPONENT(wgmma_gu_main) {
   for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
     for (unsigned kt = 0; kt < k_tiles; ++kt) {
 #endif
-#if !GU_LOOKAHEAD
       ab.wait();
       const unsigned a = pl::smem_addr(ab.a<unsigned char>(ctx)) + row0 * 128u;
       const unsigned b = pl::smem_addr(ab.b<unsigned char>(ctx));
@@ -293,7 +242,6 @@ PL_COMPONENT(wgmma_gu_main) {
       ab.advance();
     }
 #endif
-#endif  // !GU_LOOKAHEAD
 
 #if GU_UNITS
     {
