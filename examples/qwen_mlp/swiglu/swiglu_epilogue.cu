@@ -22,8 +22,6 @@
 // such panels, gate p0 and up p1 (the ping-pong main loop's tile); tile_n = 64.
 #if SWIGLU_PANELS == 2
 #include "swiglu_epilogue_sw2.contract.h"  // pipelink header contract_pp.toml
-#elif SWIGLU_PANELS && SWIGLU_ROWS16
-#include "swiglu_epilogue_sw_r16.contract.h"  // pipelink header contract_sw_r16.toml (a session 16 probe)
 #elif SWIGLU_PANELS
 #include "swiglu_epilogue_sw.contract.h"  // pipelink header contract_sw.toml
 #elif SWIGLU_ROWS16
@@ -41,24 +39,7 @@ constexpr unsigned kOutRows = C::Out_out::tensor::tile::rows;  // 64
 
 __device__ __forceinline__ float bf16_lo(unsigned v) { return __uint_as_float(v << 16); }
 __device__ __forceinline__ float bf16_hi(unsigned v) { return __uint_as_float(v & 0xFFFF0000u); }
-#ifndef SWIGLU_FAST
-#define SWIGLU_FAST 0
-#endif
-#if SWIGLU_FAST
-// -DSWIGLU_FAST=1 (contract_sw_fast.toml): silu(g) = g / (1 + e^-g) = 0.5 g (1 + tanh(g / 2)), one
-// tanh.approx (max relative error 2^-10.7, below bf16's 2^-9 rounding) instead of ex2 + rcp.
-__device__ __forceinline__ float tanh_approx(float x) {
-  float y;
-  asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-__device__ __forceinline__ float silu_mul(float g, float u) {
-  const float hg = 0.5f * g;
-  return fmaf(hg, tanh_approx(hg), hg) * u;
-}
-#else
 __device__ __forceinline__ float silu_mul(float g, float u) { return __fdividef(g, 1.f + __expf(-g)) * u; }
-#endif
 __device__ __forceinline__ unsigned pack(float lo, float hi) {
   unsigned r;
   asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
@@ -119,9 +100,6 @@ PL_COMPONENT(swiglu_epilogue_main) {
       uint4* dst = out.tile<uint4>(ctx);
       const unsigned first = t.m * tile_m + half * kOutRows;
       const unsigned rows = first >= M ? 0u : (M - first < kOutRows ? M - first : kOutRows);
-#if SWIGLU_FAST
-#pragma unroll 4
-#endif
       for (unsigned v = ctx.thread(); v < rows * chunks; v += ctx.threads()) {
         const unsigned row = half * kOutRows + v / chunks, c = v % chunks;
 #if SWIGLU_PANELS == 2
