@@ -19,7 +19,7 @@ HEADERS=(
   "$E/guide/scale_epilogue.contract.h|$E/guide/contract.toml"
   "$E/qwen_mlp/loader/gu_loader.contract.h|$E/qwen_mlp/loader/contract.toml $E/qwen_mlp/loader/contract_narrow.toml $E/qwen_mlp/loader/contract_small.toml $E/qwen_mlp/loader/contract_small64.toml $E/qwen_mlp/loader/contract_small64_pdl.toml $E/qwen_mlp/loader/contract_small64_pdl_s3.toml $E/qwen_mlp/loader/contract_small16.toml $E/qwen_mlp/loader/contract_medium_s4.toml"
   "$E/qwen_mlp/loader/gu_loader_packed.contract.h|$E/qwen_mlp/loader/contract_packed16.toml $E/qwen_mlp/loader/contract_packed_medium.toml $E/qwen_mlp/loader/contract_packed_medium_s3.toml"
-  "$E/qwen_mlp/mma/wgmma_gu.contract.h|$E/qwen_mlp/mma/contract.toml $E/qwen_mlp/mma/contract_medium.toml $E/qwen_mlp/mma/contract_narrow.toml $E/qwen_mlp/mma/contract_small.toml $E/qwen_mlp/mma/contract_small64.toml $E/qwen_mlp/mma/contract_small64_r216.toml $E/qwen_mlp/mma/contract_small16.toml $E/moe/gemm/mma_gu.toml $E/moe/gemm/mma_down.toml $E/moe/gemm/mma_gu64.toml $E/moe/gemm/mma_down64.toml"
+  "$E/qwen_mlp/mma/wgmma_gu.contract.h|$E/qwen_mlp/mma/contract.toml $E/qwen_mlp/mma/contract_medium.toml $E/qwen_mlp/mma/contract_medium_swf.toml $E/qwen_mlp/mma/contract_narrow.toml $E/qwen_mlp/mma/contract_small.toml $E/qwen_mlp/mma/contract_small64.toml $E/qwen_mlp/mma/contract_small64_r216.toml $E/qwen_mlp/mma/contract_small16.toml $E/moe/gemm/mma_gu.toml $E/moe/gemm/mma_down.toml $E/moe/gemm/mma_gu64.toml $E/moe/gemm/mma_down64.toml"
   "$E/qwen_mlp/mma/wgmma_gu_swap.contract.h|$E/qwen_mlp/mma/contract_small16_swap.toml"
   "$E/qwen_mlp/cluster/gu_loader_mc.contract.h|$E/qwen_mlp/cluster/loader.toml"
   "$E/qwen_mlp/store/tma_store.contract.h|$E/qwen_mlp/store/contract.toml"

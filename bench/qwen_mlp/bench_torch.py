@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import sys
 import time
 
@@ -43,12 +44,14 @@ VARIANTS = ["fused", "fused_medium", "fused_narrow", "fused_small", "gemm", "gem
 # accumulator stage is four 128-byte-swizzled 64-column panels (no bank conflicts on its stores).
 EXTRA = ["gemm_sw", "fused_sw", "gemm_cluster_sw", "fused_cluster_sw", "gemm_sw_pair", "fused_sw_pair", "gemm_sw_splitk",
          "fused_sw_splitk", "gemm_small16", "fused_small16", "fused_pp_g8", "fused_small16_swap_packed",
-         "gemm_small16_swap_packed", "fused_medium_packed", "gemm_medium_packed", "gemm_medium_s4"]
+         "gemm_small16_swap_packed", "fused_medium_packed", "gemm_medium_packed", "gemm_medium_s4", "fused_medium_swf",
+         "fused_medium_swf_packed"]
 # Session 13: the selected kernel's twin reading a packed W (gu_pack_w of its own cubin, once, not
 # timed), timed beside it where one is linked (the C++ bench's rule): *_small16 -> *_small16_swap_packed
 # (the wgmma operands swapped too), *_medium -> *_medium_packed.
 PACKED_TWIN = {"fused_small16": "fused_small16_swap_packed", "gemm_small16": "gemm_small16_swap_packed",
-               "fused_medium": "fused_medium_packed", "gemm_medium": "gemm_medium_packed", "gemm_medium_s4": "gemm_medium_packed"}
+               "fused_medium": "fused_medium_packed", "gemm_medium": "gemm_medium_packed", "gemm_medium_s4": "gemm_medium_packed",
+               "fused_medium_swf": "fused_medium_swf_packed"}
 # fused_pp_g8 (session 12): the ping-pong main loop (mma/wgmma_gu_pp.cu) in the grouped:8 order,
 # selected at M >= 4096.
 # gemm_small16 / fused_small16 (session 11): the 16-row decode tile, selected at M <= 16.
@@ -64,12 +67,27 @@ def swiglu(gu: torch.Tensor) -> torch.Tensor:
     return F.silu(gu[:, :i]) * gu[:, i:]
 
 
+def out_stage_rows(map_path: str):
+    """The rows of the stage the store takes (the link map's pipe "out": "tensor tile bf16[RxC]"),
+    the output map's box height; None for a map without that pipe (a plain GEMM's store takes "acc")."""
+    in_out = False
+    with open(map_path) as f:
+        for line in f:
+            if line.startswith("  ") and len(line) > 2 and line[2] != " ":
+                in_out = line.startswith("  out: ")
+            m = re.search(r"tensor tile bf16\[(\d+)x", line)
+            if in_out and m:
+                return int(m.group(1))
+    return None
+
+
 def load_kernels(d: str):
     ks = {}
     for v in VARIANTS + EXTRA:
         c, m = os.path.join(d, v + ".cubin"), os.path.join(d, v + ".map")
         if os.path.isfile(c) and os.path.isfile(m):
             ks[v] = pipelink.Kernel(c, m)
+            ks[v].out_rows = out_stage_rows(m)
         else:
             print(f"skipping {v}: {c} or {m} missing")
     return ks
@@ -88,6 +106,12 @@ def select(ks, kind: str, M: int, sms: int) -> str:
     # gemm_sw_splitk at M = 1024 (results/s15/mc, m4), level at 2048 / 4096.
     if kind == "gemm" and 64 < M <= 1024 and "gemm_medium_s4" in ks:
         return "gemm_medium_s4"
+    # Session 16, fixed before the runs that confirm it (the C++ bench's rule): the fused kernel at
+    # 64 < M <= 1024 takes the 128 x 104 tile with the SwiGLU in the main loop's epilogue and a
+    # 4-stage ring (fused_medium_swf): 0.964 / 0.969 x fused_medium at M = 128, 0.986 / 0.987 x
+    # fused_sw_splitk at 1024 in two runs (results/s16/swf1, swf2), level at 2048.
+    if kind == "fused" and 64 < M <= 1024 and "fused_medium_swf" in ks:
+        return "fused_medium_swf"
     # Session 12, fixed before the run that measured it: at M >= 4096 the fused ping-pong kernel
     # (C++ bench: 1.6-2.4% faster than fused_sw_splitk at 4096 / 8192 in two runs, level below).
     if kind == "fused" and M >= 4096 and "fused_pp_g8" in ks:
@@ -180,8 +204,10 @@ def configure(k, fused: bool, X, W, out, M: int, sms: int, panels: bool = False)
         raise ValueError(f"configure: tile_k = {tk}: the X / W boxes are 64 (128B swizzle) or 32 (64B) wide")
     sw = {64: "128B", 32: "64B"}[tk]
     x_map = pipelink.tensor_map(X, box=(tm, tk), swizzle=sw, l2_promotion="256B")
-    # the SwiGLU's "out" stages: 64 rows (16 for the 16-row decode tile, fused_small16)
-    o_map = pipelink.tensor_map(out, box=(min(64, tm), tn) if fused else (tm, 64) if panels else (tm, 2 * tn),
+    # fused: the rows of the stage the store takes, from the link's map (the SwiGLU's 64-row "out"
+    # stages, 16 for fused_small16, the whole 128-row H tile for fused_medium_swf); 64 when unknown
+    out_rows = getattr(k, "out_rows", None) or min(64, tm)
+    o_map = pipelink.tensor_map(out, box=(out_rows, tn) if fused else (tm, 64) if panels else (tm, 2 * tn),
                                 swizzle="128B" if panels else "none", l2_promotion="none")
     n_step, b_stride = (tn, INTER) if fused else (2 * tn, tn)
     if "w_packed" in k.params:  # session 13: the loader reads W packed by its own link's gu_pack_w

@@ -18,6 +18,8 @@
 //   contract.toml         tile 128 x 128, two warpgroups split by rows (the default macros)
 //   contract_medium.toml  tile 128 x 104, -DGU_TILE_N=104: 247 column tiles instead of 200, so
 //                         M = 256 and 1024 fill the 132 SMs in whole waves
+//   contract_medium_swf.toml  the same tile with -DGU_SWIGLU=1: the SwiGLU in this epilogue, H in the
+//                         "acc" stage (the fused kernel selected at 64 < M <= 1024 since session 16)
 //   contract_narrow.toml  tile 128 x 80, -DGU_TILE_N=80: 320 column tiles, M = 256 in 4.85 waves
 //   contract_small.toml   tile 64 x 104, one warpgroup, -DGU_TILE_N=104 -DGU_SPLIT_N=1
 //                         -DGU_INSTANCES=1: decode-sized M, where the weight stream is the cost
@@ -59,6 +61,13 @@
 #ifndef GU_TILE_N
 #define GU_TILE_N 128
 #endif
+// -DGU_SWIGLU=1 (contract_medium_swf.toml; the row-major tiles split by rows): the SwiGLU in the
+// main loop's own epilogue, from the f32 accumulators (an element's gate and up are in the same
+// thread's registers), and the "acc" stage holds H [tile_m x tile_n] bf16, row-major: half the bytes
+// of gate and up, and no SwiGLU warps or out stage, so the 128 x 104 tile keeps its 4-stage ring.
+#ifndef GU_SWIGLU
+#define GU_SWIGLU 0
+#endif
 #ifndef GU_SPLIT_N
 #define GU_SPLIT_N 0
 #endif
@@ -96,6 +105,8 @@ static_assert(!(GU_UNITS && GU_INFLIGHT), "GU_UNITS with GU_INFLIGHT: the in-fli
 static_assert(GU_TILE_M == 0 || (GU_TILE_M == 16 && GU_SPLIT_N && GU_INSTANCES == 1 && !GU_ACC_PANELS && !GU_UNITS),
               "GU_TILE_M=16: the one-warpgroup small-M tile, row-major acc stage, whole tiles");
 
+static_assert(!GU_SWIGLU || (!GU_ACC_PANELS && !GU_SPLIT_N && !GU_UNITS), "GU_SWIGLU: the row-major tile split by rows, whole tiles");
+
 namespace wgmma_gu {
 constexpr unsigned kInstances = GU_INSTANCES;
 constexpr bool kSplitN = GU_SPLIT_N != 0;
@@ -130,6 +141,8 @@ __device__ __forceinline__ unsigned pack_bf16(float lo, float hi) {
   asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
   return r;
 }
+// silu(g) u = g / (1 + e^-g) u in fp32 (swiglu_epilogue's arithmetic, on the unrounded accumulators).
+__device__ __forceinline__ float silu_mul(float g, float u) { return __fdividef(g, 1.f + __expf(-g)) * u; }
 }  // namespace wgmma_gu
 
 // What this code compiles in beyond the header's records (PL_WARPS, PL_ARRIVE for ab and acc),
@@ -164,7 +177,7 @@ PL_COLS(wgmma_gu_main, acc, p1, 64);
 PL_COLS(wgmma_gu_main, acc, p2, 64);
 PL_COLS(wgmma_gu_main, acc, p3, 64);
 #else
-PL_COLS(wgmma_gu_main, acc, tile, 2 * wgmma_gu::kTileN);
+PL_COLS(wgmma_gu_main, acc, tile, (GU_SWIGLU ? 1 : 2) * wgmma_gu::kTileN);
 #endif
 
 PL_COMPONENT(wgmma_gu_main) {
@@ -306,6 +319,23 @@ PL_COMPONENT(wgmma_gu_main) {
     out.commit(ctx);
     out.advance();
 #else
+#if GU_SWIGLU
+    out.acquire();
+    {
+      unsigned char* stage = out.tile<unsigned char>(ctx);
+      const unsigned r = row0 + warp * 16u + (lane >> 2);
+      const unsigned row_bytes = kTileN * 2u;  // H: tile_n bf16 per row
+#pragma unroll
+      for (unsigned j = 0; j < kAcc / 4; ++j) {
+#pragma unroll
+        for (unsigned h = 0; h < 2; ++h)
+          *reinterpret_cast<unsigned*>(stage + (r + 8u * h) * row_bytes + (8u * j + 2u * (lane & 3u)) * 2u) =
+              pack_bf16(silu_mul(gate[4 * j + 2 * h], up[4 * j + 2 * h]), silu_mul(gate[4 * j + 2 * h + 1], up[4 * j + 2 * h + 1]));
+      }
+    }
+    out.commit(ctx);
+    out.advance();
+#else
     out.acquire();
     unsigned char* stage = out.tile<unsigned char>(ctx);
     const unsigned r = row0 + warp * 16u + (lane >> 2);
@@ -326,6 +356,7 @@ PL_COMPONENT(wgmma_gu_main) {
     // through the async proxy, a TMA store), named barrier wg_sync, then thread 0 arrives.
     out.commit(ctx);
     out.advance();
+#endif  // GU_SWIGLU
 #endif
   }
 }
