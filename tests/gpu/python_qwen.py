@@ -98,8 +98,13 @@ VARIANTS = {
     # and with the wgmma operands swapped (mma/wgmma_gu_swap.cu: W rows as the m64, X's rows as n16)
     "fused_small16_swap_packed": ([Q / "loader/contract_packed16.toml", Q / "mma/contract_small16_swap.toml",
                                    Q / "swiglu/contract_r16.toml", Q / "store/contract.toml"], [16, 5, 40]),
+    # session 16: the 128 x 104 tile with the SwiGLU in the main loop's epilogue (-DGU_SWIGLU=1) and a
+    # 4-stage ring; the store takes H [128 x 104] from the main loop's "acc" stage (pipe "out")
+    "fused_medium_swf": ([Q / "loader/contract_medium_s4.toml", Q / "mma/contract_medium_swf.toml",
+                          Q / "mma/contract_medium_swf.toml", Q / "store/contract.toml"], [1000, 256, 40]),
 }
 PACKED_TWIN = {"fused_small16_packed": "fused_small16"}
+CONNECT = {"fused_medium_swf": {"acc": "out"}}
 LINK_OPTIONS = {"fused_small_mr": dict(min_registers=True)}
 # fused_sw_splitk's contracts say order = "any" (session 12): the build links it col_major, so does this
 TILE_ORDER = {"fused_sw_splitk": "col_major", "fused_pp_g8": "grouped:8"}
@@ -188,12 +193,25 @@ def packed_weight(k, W, gemm=False):
     return _packed[key]
 
 
+def out_stage_rows(map_path) -> int:
+    """The rows of the stage the store takes: the link map's pipe "out", "tensor tile bf16[RxC]"."""
+    in_out = False
+    for line in Path(map_path).read_text().splitlines():
+        if line.startswith("  ") and len(line) > 2 and line[2] != " ":
+            in_out = line.startswith("  out: ")
+        if in_out and "tensor tile bf16[" in line:
+            return int(line.split("tensor tile bf16[")[1].split("x")[0])
+    raise ValueError(f"{map_path}: no pipe out with a tensor tile")
+
+
 def launch_params(k, X, W, H):
     tm, tn, tk = k.fact("tile_m"), k.fact("tile_n"), k.fact("tile_k")
     M = X.shape[0]
     p = dict(
         x_map=pipelink.tensor_map(X, box=(tm, tk), swizzle="128B", l2_promotion="256B"),
-        out_map=pipelink.tensor_map(H, box=(min(64, tm), tn), swizzle="none", l2_promotion="none"),  # the SwiGLU's out rows
+        # the store's stage rows: read from the map where main() did (out_rows), else the SwiGLU's 64 (16)
+        out_map=pipelink.tensor_map(H, box=(getattr(k, "out_rows", None) or min(64, tm), tn), swizzle="none",
+                                    l2_promotion="none"),
         K=K_HIDDEN, M=M, N=N_INTER)
     if "w_packed" in k.params:  # the loader reads W packed (its row pairing is in the packing)
         p["w_packed"] = packed_weight(k, W)
@@ -229,6 +247,8 @@ def main():
                 opts["tile_schedule"] = SCHEDULE[name]
             if name in TILE_ORDER:
                 opts["tile_order"] = TILE_ORDER[name]
+            if name in CONNECT:
+                opts["connect"] = CONNECT[name]
             r = pipelink.link(contracts, output=out_cubin, map=out_map, library_dirs=[QO], **opts)
             if name in SCHEDULE and f"{SCHEDULE[name]} (--tile-schedule)" not in r.map:
                 fail(f"{name}: the map does not show the {SCHEDULE[name]} schedule")
@@ -251,6 +271,7 @@ def main():
             print(f"  falling back to the build's {cubin}")
         # 2. load and launch
         k = pipelink.Kernel(cubin, map_path)
+        k.out_rows = out_stage_rows(map_path)  # the output map's box height (64, 16, or 128 for fused_medium_swf)
         print(f"  {k.name}: {k.threads} threads, {k.smem_bytes} B smem, tile {k.fact('tile_m')}x{k.fact('tile_n')}, "
               f"params {k.params}")
         if (k.workspace_stride > 0) != (name in SCHEDULE):
