@@ -109,7 +109,8 @@ def select(ks, kind: str, M: int, sms: int) -> str:
     # Session 16, fixed before the runs that confirm it (the C++ bench's rule): the fused kernel at
     # 64 < M <= 1024 takes the 128 x 104 tile with the SwiGLU in the main loop's epilogue and a
     # 4-stage ring (fused_medium_swf): 0.964 / 0.969 x fused_medium at M = 128, 0.986 / 0.987 x
-    # fused_sw_splitk at 1024 in two runs (results/s16/swf1, swf2), level at 2048.
+    # fused_sw_splitk at 1024 in two runs (results/s16/swf1, swf2), level at 2048; silu in the tanh
+    # form since, 0.989 x that at 1024 (results/s16/swft).
     if kind == "fused" and 64 < M <= 1024 and "fused_medium_swf" in ks:
         return "fused_medium_swf"
     # Session 12, fixed before the run that measured it: at M >= 4096 the fused ping-pong kernel
