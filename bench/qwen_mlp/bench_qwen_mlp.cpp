@@ -162,14 +162,17 @@ void load_kernel(TestKernel& k) {
   k.tile_k = unsigned(tk);
   k.packed_w = k.mod.param_types().count("w_packed") != 0;
   if (k.packed_w && k.tile_k != 64) die(k.label + ": a packed W is packed in 64-wide k slices");
-  if (k.fused) {  // the rows of the SwiGLU's out stage: "tensor tile bf16[RxC]" under the map's pipe "out"
+  if (k.fused) {  // the rows of the stage the TMA store takes (the out map's box): "tensor tile bf16[RxC]"
+    // under the map's pipe whose consumer is tma_store (the SwiGLU's "out", or the main loop's stage
+    // itself when the SwiGLU is in its epilogue), whatever the link named the pipe
     std::ifstream f(k.map);
     std::string line;
-    bool in_out = false;
+    bool store_pipe = false;
     while (std::getline(f, line)) {
-      if (line.rfind("  ", 0) == 0 && line.size() > 2 && line[2] != ' ') in_out = line.rfind("  out: ", 0) == 0;
+      if (line.rfind("  ", 0) == 0 && line.size() > 2 && line[2] != ' ') store_pipe = false;  // the next pipe
+      if (line.rfind("    consumers: ", 0) == 0) store_pipe = line.find("tma_store") != std::string::npos;
       const std::string key = "tensor tile bf16[";
-      if (const size_t at = line.find(key); in_out && at != std::string::npos) {
+      if (const size_t at = line.find(key); store_pipe && at != std::string::npos) {
         k.out_rows = unsigned(std::stoul(line.substr(at + key.size())));
         break;
       }

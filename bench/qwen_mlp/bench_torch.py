@@ -68,15 +68,19 @@ def swiglu(gu: torch.Tensor) -> torch.Tensor:
 
 
 def out_stage_rows(map_path: str):
-    """The rows of the stage the store takes (the link map's pipe "out": "tensor tile bf16[RxC]"),
-    the output map's box height; None for a map without that pipe (a plain GEMM's store takes "acc")."""
-    in_out = False
+    """The rows of the stage the TMA store takes, the output map's box height: "tensor tile
+    bf16[RxC]" under the link map's pipe whose consumer is tma_store (the SwiGLU's "out", or the main
+    loop's own stage when the SwiGLU is in its epilogue); None when that stage has no tensor "tile"
+    (the panel GEMMs' four panels)."""
+    store_pipe = False
     with open(map_path) as f:
         for line in f:
             if line.startswith("  ") and len(line) > 2 and line[2] != " ":
-                in_out = line.startswith("  out: ")
+                store_pipe = False  # the next pipe
+            if line.startswith("    consumers: "):
+                store_pipe = "tma_store" in line
             m = re.search(r"tensor tile bf16\[(\d+)x", line)
-            if in_out and m:
+            if store_pipe and m:
                 return int(m.group(1))
     return None
 

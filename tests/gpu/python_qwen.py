@@ -194,14 +194,17 @@ def packed_weight(k, W, gemm=False):
 
 
 def out_stage_rows(map_path) -> int:
-    """The rows of the stage the store takes: the link map's pipe "out", "tensor tile bf16[RxC]"."""
-    in_out = False
+    """The rows of the stage the TMA store takes: "tensor tile bf16[RxC]" under the link map's pipe
+    whose consumer is tma_store (the SwiGLU's "out", or the main loop's own stage)."""
+    store_pipe = False
     for line in Path(map_path).read_text().splitlines():
         if line.startswith("  ") and len(line) > 2 and line[2] != " ":
-            in_out = line.startswith("  out: ")
-        if in_out and "tensor tile bf16[" in line:
+            store_pipe = False  # the next pipe
+        if line.startswith("    consumers: "):
+            store_pipe = "tma_store" in line
+        if store_pipe and "tensor tile bf16[" in line:
             return int(line.split("tensor tile bf16[")[1].split("x")[0])
-    raise ValueError(f"{map_path}: no pipe out with a tensor tile")
+    raise ValueError(f"{map_path}: no pipe into tma_store with a tensor tile")
 
 
 def launch_params(k, X, W, H):

@@ -12,6 +12,7 @@
 // At the end of a tile it rounds both accumulators to bf16 and stores them into the "acc" stage,
 // row-major [tile_m x 2 tile_n]: gate in columns [0, tile_n), up in [tile_n, 2 tile_n). Whoever
 // consumes "acc" (a SwiGLU epilogue, or a TMA store for the plain GEMM) is the link's business.
+// Built with -DGU_SWIGLU=1 (below) it stores H = silu(gate) * up [tile_m x tile_n] instead.
 //
 // Compile-time constants (wgmma shapes and register arrays need immediates): kTileM, kTileN and
 // kTileK are what the contract provides as tile_m, tile_n, tile_k. Variants (one contract each):
@@ -33,8 +34,8 @@
 //                         -DGU_TILE_N=128 -DGU_SPLIT_N=1 -DGU_INSTANCES=2: the MoE layer in 64-row
 //                         tiles (half the padding of 128-row experts at few tokens per expert)
 //
-// wgmma_gu.contract.h is generated from all six contracts (pipelink header; see
-// scripts/regen_headers.sh): their common part, i.e. the names and order of the param, ports,
+// wgmma_gu.contract.h is generated from the contracts scripts/regen_headers.sh lists for it
+// (pipelink header): their common part, i.e. the names and order of the param, ports,
 // tensors and barrier, the arrive modes, and [warps] count. What differs between them (the tile,
 // the instances, the register budget) is compiled in from the -D switches below, so this source
 // declares those records itself, from the constants it uses.
@@ -142,9 +143,12 @@ __device__ __forceinline__ unsigned pack_bf16(float lo, float hi) {
   return r;
 }
 // silu(g) u = (g / 2) (1 + tanh(g / 2)) u in fp32 from the unrounded accumulators: one MUFU op
-// (tanh.approx.f32, relative error < 2^-10.9) where g / (1 + e^-g) takes two (ex2, rcp). This runs
-// while the tensor pipe waits for the epilogue: the tanh form was 1.1% faster at M = 1024
-// (results/s16/swft) with the same worst error against the fp32 reference (0.247 of the tolerance).
+// (tanh.approx.f32) where g / (1 + e^-g) takes two (ex2, rcp). This runs while the tensor pipe waits
+// for the epilogue: the tanh form was 1.1% faster at M = 1024 (results/s16/swft). Its error is
+// bounded relative to tanh (< 2^-10.9), not to silu: for g << 0, where 1 + tanh(g / 2) is small,
+// the bound on h's error is about 2.4e-4 |g u| rather than relative to h. Measured over the benches'
+// data (every element of H at M = 16 ... 8192) the worst error is 0.247 of the per-element tolerance,
+// the same as the exact form's; operands with heavier tails than these would want the exact form.
 __device__ __forceinline__ float silu_mul(float g, float u) {
   const float hg = 0.5f * g;
   float t;
@@ -159,7 +163,9 @@ PL_PROVIDE(wgmma_gu_main, tile_m, wgmma_gu::kTileM);
 PL_PROVIDE(wgmma_gu_main, tile_n, wgmma_gu::kTileN);
 PL_PROVIDE(wgmma_gu_main, tile_k, wgmma_gu::kTileK);
 PL_INSTANCES(wgmma_gu_main, wgmma_gu::kInstances);
-PL_REGISTERS(wgmma_gu_main, 216);        // the accumulators fit in 216 (MoE runs it with 216, Qwen with 232)
+// The accumulators fit in 216 (MoE runs it with 216, Qwen with 232); the SwiGLU epilogue's build
+// takes 218 (ptxas, fused_medium_swf.map), so it asks for the next setmaxnreg step.
+PL_REGISTERS(wgmma_gu_main, GU_SWIGLU ? 224 : 216);
 // The "acc" stage's tensors as this build writes them. The row-major and the panel builds have the
 // same warps, instances, arrive modes and provided facts, so without these records an object of
 // one links under a contract of the other and the stage is written in a layout its consumer does
