@@ -25,8 +25,20 @@
 //
 // The tile and the wgmma shapes are compile-time constants: this source compiles in exactly the
 // contract's provided facts (PL_PROVIDE_FROM_CONTRACT), so they cannot differ from it.
+//
+// With -DGU_SWIGLU=1 (contract_pp_swf.toml, header wgmma_gu_pp_swf.contract.h; probe, session 17)
+// the tile's owner computes H = silu(gate) * up from its f32 accumulators in its epilogue (which
+// the other instance's main loop covers) and "acc" is H [128 x 64], one panel in the 128-byte
+// swizzle: no SwiGLU warps, no out stage.
 #define PL_PROVIDE_FROM_CONTRACT
+#ifndef GU_SWIGLU
+#define GU_SWIGLU 0
+#endif
+#if GU_SWIGLU
+#include "wgmma_gu_pp_swf.contract.h"  // pipelink header contract_pp_swf.toml
+#else
 #include "wgmma_gu_pp.contract.h"  // pipelink header contract_pp.toml
+#endif
 
 #include "wgmma_ops.cuh"
 
@@ -58,6 +70,36 @@ __device__ __forceinline__ void store_half(unsigned char* p0, unsigned char* p1,
     }
   }
 }
+#if GU_SWIGLU
+// silu(g) u in the tanh form (one MUFU op; error bound and measurements: wgmma_gu.cu's silu_mul).
+__device__ __forceinline__ float silu_mul(float g, float u) {
+  const float hg = 0.5f * g;
+  float t;
+  asm("tanh.approx.f32 %0, %1;" : "=f"(t) : "f"(hg));
+  return fmaf(hg, t, hg) * u;
+}
+// H of one m64 half into the panel: n8 block j (gate column 8j + ..) and block j + 8 (the same up
+// column) are in the same thread, so H's chunk j of row r is sw128_offset(r, j).
+__device__ __forceinline__ void store_h(unsigned char* panel, const float (&d)[kAcc], unsigned row0, unsigned warp,
+                                        unsigned lane) {
+  const unsigned r = row0 + warp * 16u + (lane >> 2);
+#pragma unroll
+  for (unsigned j = 0; j < 8u; ++j)
+#pragma unroll
+    for (unsigned h = 0; h < 2; ++h) {
+      const unsigned g = 4 * j + 2 * h, u = 4 * (j + 8u) + 2 * h;
+      *reinterpret_cast<unsigned*>(panel + pl::sw128_offset(r + 8u * h, j) + 4u * (lane & 3u)) =
+          pack_bf16(silu_mul(d[g], d[u]), silu_mul(d[g + 1], d[u + 1]));
+    }
+}
+__device__ __forceinline__ void store_h_zero(unsigned char* panel, unsigned row0, unsigned warp, unsigned lane) {
+  const unsigned r = row0 + warp * 16u + (lane >> 2);
+#pragma unroll
+  for (unsigned j = 0; j < 8u; ++j)
+#pragma unroll
+    for (unsigned h = 0; h < 2; ++h) *reinterpret_cast<unsigned*>(panel + pl::sw128_offset(r + 8u * h, j) + 4u * (lane & 3u)) = 0u;
+}
+#endif
 // The same positions, zero.
 __device__ __forceinline__ void store_zero(unsigned char* p0, unsigned char* p1, unsigned row0, unsigned warp, unsigned lane) {
   const unsigned r = row0 + warp * 16u + (lane >> 2);
@@ -69,6 +111,14 @@ __device__ __forceinline__ void store_zero(unsigned char* p0, unsigned char* p1,
 }
 }  // namespace wgmma_gu_pp
 
+#if GU_SWIGLU
+// The H panel this code writes: [128 x 64] in the 128-byte swizzle.
+PL_ROWS(wgmma_gu_pp_main, acc, tile, wgmma_gu_pp::kTileM);
+PL_COLS(wgmma_gu_pp_main, acc, tile, 64);
+PL_SWIZZLE(wgmma_gu_pp_main, ab, a, 128);
+PL_SWIZZLE(wgmma_gu_pp_main, ab, b, 128);
+PL_SWIZZLE(wgmma_gu_pp_main, acc, tile, 128);
+#else
 // The "acc" panels this code writes (the store's geometry, compiled in): [128 x 64] each.
 PL_ROWS(wgmma_gu_pp_main, acc, p0, wgmma_gu_pp::kTileM);
 PL_ROWS(wgmma_gu_pp_main, acc, p1, wgmma_gu_pp::kTileM);
@@ -79,6 +129,7 @@ PL_SWIZZLE(wgmma_gu_pp_main, ab, a, 128);
 PL_SWIZZLE(wgmma_gu_pp_main, ab, b, 128);
 PL_SWIZZLE(wgmma_gu_pp_main, acc, p0, 128);
 PL_SWIZZLE(wgmma_gu_pp_main, acc, p1, 128);
+#endif
 
 PL_FACT_DECL(unsigned, stages);
 
@@ -154,6 +205,16 @@ PL_COMPONENT(wgmma_gu_pp_main) {
       }
     }
     out.acquire();
+#if GU_SWIGLU
+    unsigned char* const panel = out.tile<unsigned char>(ctx);
+    if (k_tiles > 0) {
+      store_h(panel, lo, 0u, warp, lane);
+      store_h(panel, hi, 64u, warp, lane);
+    } else {
+      store_h_zero(panel, 0u, warp, lane);
+      store_h_zero(panel, 64u, warp, lane);
+    }
+#else
     unsigned char* const p0 = out.p0<unsigned char>(ctx);
     unsigned char* const p1 = out.p1<unsigned char>(ctx);
     if (k_tiles > 0) {
@@ -163,6 +224,7 @@ PL_COMPONENT(wgmma_gu_pp_main) {
       store_zero(p0, p1, 0u, warp, lane);
       store_zero(p0, p1, 64u, warp, lane);
     }
+#endif
     // arrive = "one" per warpgroup: each thread fences its stores (the consumer may read "acc"
     // through the async proxy, a TMA store), named barrier wg_sync, then thread 0 arrives.
     out.commit(ctx);
