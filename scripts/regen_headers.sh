@@ -27,6 +27,7 @@ HEADERS=(
   "$E/qwen_mlp/mma/wgmma_gu_pp.contract.h|$E/qwen_mlp/mma/contract_pp.toml"
   "$E/qwen_mlp/store/tma_store_sw2.contract.h|$E/qwen_mlp/store/contract_pp.toml"
   "$E/qwen_mlp/mma/wgmma_gu_pp_swf.contract.h|$E/qwen_mlp/mma/contract_pp_swf.toml"
+  "$E/qwen_mlp/mma/wgmma_gu_pp176_swf.contract.h|$E/qwen_mlp/mma/contract_pp176_swf.toml"
   "$E/qwen_mlp/store/tma_store_sw128.contract.h|$E/qwen_mlp/store/contract_sw128.toml"
   "$E/qwen_mlp/swiglu/swiglu_epilogue_sw2.contract.h|$E/qwen_mlp/swiglu/contract_pp.toml"
   "$E/qwen_mlp/mma/wgmma_gu_sw.contract.h|$E/qwen_mlp/mma/contract_sw.toml $E/qwen_mlp/mma/contract_sw_pair.toml $E/moe/gemm/mma_down_sw.toml $E/moe/gemm/mma_gu_sw.toml $E/moe/gemm/mma_gu64_sw.toml $E/moe/gemm/mma_down64_sw.toml"
