@@ -177,6 +177,12 @@ void time_round_robin(std::vector<Contender>& cs, const TimerOptions& o, CUstrea
     cs[i].reps = o.target_ms > 0 ? unsigned(std::min<double>(o.max_reps, std::max(1.0, std::ceil(o.target_ms / std::max(t_est, 1e-4)))))
                                  : 1u;
   }
+  std::vector<unsigned> pre(cs.size(), 0);  // sustain_ms: untimed runs before each timed region
+  if (o.sustain_ms > 0)
+    for (size_t i = 0; i < cs.size(); ++i)
+      pre[i] = unsigned(std::min(4096.0, std::ceil(o.sustain_ms / std::max(est_of[i], 1e-3))));
+  // The spin covers the enqueueing of the timed runs; untimed runs before a region take the GPU
+  // longer than the host takes to enqueue them, so they need no more of it.
   unsigned long long runs = 0;
   for (const Contender& c : cs) runs += c.reps;
   const unsigned long long spin_ns = o.spin_ns ? o.spin_ns : 300000ull + 15000ull * runs;
@@ -184,6 +190,7 @@ void time_round_robin(std::vector<Contender>& cs, const TimerOptions& o, CUstrea
     spin(spin_ns);
     const std::vector<size_t> order = round_order(cs.size(), o.order_seed, round);
     for (size_t i : order) {
+      for (unsigned k = 0; k < pre[i]; ++k) cs[i].enqueue(s);
       CU(cuEventRecord(ev[2 * i], s));
       for (unsigned k = 0; k < cs[i].reps; ++k) cs[i].enqueue(s);
       CU(cuEventRecord(ev[2 * i + 1], s));

@@ -152,6 +152,11 @@ struct TimerOptions {
   bool common_reps = false;     // one reps for all, from the median of every warm-up estimate
   unsigned long long spin_ns = 0;  // 0: 300 us + 15 us per enqueued run
   unsigned long long order_seed = 0;  // seeds the per-round shuffle of the order; record it
+  // > 0: before each timed region the contender also runs back to back, untimed, for about this
+  // long, so that the region sees the clock its own power draw sustains. Without it (0) a region
+  // of a few ms runs at the clock its predecessors in the round left: on a power-capped card the
+  // mix of the round then sets every contender's clock (bench/NOTES.md, session 17).
+  double sustain_ms = 0;
 };
 // The order of round `round` (0-based) for n contenders under `seed`: a permutation of 0..n-1.
 std::vector<size_t> round_order(size_t n, unsigned long long seed, unsigned round);
