@@ -362,6 +362,7 @@ void write_json(const std::string& path, const RunInfo& info, const std::vector<
   j.key("rounds").integer(topt.rounds);
   j.key("warmup").integer(topt.warmup);
   j.key("sustain_ms").num(topt.sustain_ms);
+  j.key("region_ms").num(topt.target_ms);
   j.key("K").integer(kHidden);
   j.key("I").integer(kInter);
   j.key("N_gate_up").integer(kGateUp);
@@ -483,6 +484,7 @@ void write_md(const std::string& path, const RunInfo& info, const std::vector<MR
     << "bf16, the same for every contender. Timer: bench/common, spin + round robin (order shuffled each round, order seed " << topt.order_seed << "), "
     << topt.rounds << " rounds after " << topt.warmup << " warm-up runs"
     << (topt.sustain_ms > 0 ? ", each timed region after about " + std::to_string(int(topt.sustain_ms)) + " ms of the same contender untimed (--sustain-ms)" : std::string())
+    << (topt.target_ms > 0 ? ", timed regions of about " + std::to_string(int(topt.target_ms)) + " ms (--region-ms)" : std::string())
     << "; median ± spread, spread = (q3 − q1) / (2·median). "
     << "TFLOP/s count 2·M·5120·51200. Checks per element: |out − ref| ≤ " << kAtol << " + rtol·|ref| (rtol GU 2⁻⁷, H 2⁻⁶). "
     << "All checks " << (all_ok ? "passed" : "**did not pass**") << ".\n\n"
@@ -570,7 +572,7 @@ constexpr int kNumVariants = sizeof(kVariants) / sizeof(kVariants[0]);
 constexpr char kUsage[] =
     "usage: bench_qwen_mlp [--VARIANT CUBIN MAP]... [--M 16,128,1024,2048,4096,8192] [--rounds 20] [--algos 32]\n"
     "                      [--json PATH] [--md PATH] [--swiglu-cubin PATH] [--util-cubin PATH] [--profile]\n"
-    "                      [--probe LABEL CUBIN MAP]... [--sustain-ms MS]\n"
+    "                      [--probe LABEL CUBIN MAP]... [--sustain-ms MS] [--region-ms MS]\n"
     "  VARIANT: fused, fused-medium, fused-narrow, fused-small, fused-sw, gemm, gemm-medium, gemm-narrow, gemm-small,\n"
     "           gemm-sw, each also with -control; fused-sw-splitk, gemm-sw-splitk (--tile-schedule split-k);\n"
     "           fused-pp-g8 (the ping-pong main loop, grouped:8; selected at M >= 4096) and its -control;\n"
@@ -583,6 +585,7 @@ constexpr char kUsage[] =
     "           and contains the word -sw if its accumulator stage is the four 64-column panels\n"
     "  --sustain-ms: before each timed region the contender runs back to back, untimed, for about MS ms, so the\n"
     "           region sees the clock its own power draw sustains (default 0: the clock the round's mix left)\n"
+    "  --region-ms: runs per timed region so that it lasts about MS ms (at most 64; default: one run)\n"
     "  --profile: after the checks, every contender once more inside the NVTX range \"profile\" (for ncu --nvtx)\n";
 
 }  // namespace
@@ -633,6 +636,7 @@ int main(int argc, char** argv) {
     } else if (a == "--M") Ms = parse_list(next(), "--M");
     else if (a == "--rounds" || a == "--iters") topt.rounds = parse_list(next(), "--rounds")[0];
     else if (a == "--sustain-ms") topt.sustain_ms = double(parse_list(next(), "--sustain-ms")[0]);
+    else if (a == "--region-ms") topt.target_ms = double(parse_list(next(), "--region-ms")[0]);
     else if (a == "--algos") algos = int(parse_list(next(), "--algos")[0]);
     else if (a == "--json") json_path = next();
     else if (a == "--md") md_path = next();
