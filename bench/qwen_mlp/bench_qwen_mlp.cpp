@@ -113,7 +113,6 @@ struct TestKernel {
   unsigned tile_k = 64;  // 64: X / W boxes in the 128-byte swizzle; 32: in the 64-byte swizzle (*-k32)
   unsigned panel_rows = 0;  // panels: the rows of an accumulator panel (tile_m, or 64 for *-sw64r*)
   unsigned out_rows = 0;    // fused: the rows of the SwiGLU's "out" stage (the map's pipe out), the store's box
-  bool out_sw128 = false;   // fused: that stage is in the 128-byte swizzle (the map's "row/128B"), so is the box
   unsigned grid = 0;  // for the current M
   bool probe = false; // --probe: timed and checked beside the others, never selected
   bool packed_w = false;  // its loader reads W packed by the link's gu_pack_w (param w_packed)
@@ -175,7 +174,6 @@ void load_kernel(TestKernel& k) {
       const std::string key = "tensor tile bf16[";
       if (const size_t at = line.find(key); store_pipe && at != std::string::npos) {
         k.out_rows = unsigned(std::stoul(line.substr(at + key.size())));
-        k.out_sw128 = line.find("/128B", at) != std::string::npos;
         break;
       }
     }
@@ -203,8 +201,8 @@ void configure_kernel(TestKernel& k, unsigned M, CUdeviceptr X, CUdeviceptr W, C
   const CUtensorMap x_map = make_map(X, M, kHidden, k.tile_m, k.tile_k, in_swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
   const CUtensorMap w_map = make_map(W, kGateUp, kHidden, k.tile_n, k.tile_k, in_swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
   const CUtensorMap out_map =
-      k.fused ? make_map(out, M, kInter, k.out_rows, k.tile_n,  // the stored stage's rows and swizzle
-                         k.out_sw128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE)
+      k.fused ? make_map(out, M, kInter, k.out_rows, k.tile_n, CU_TENSOR_MAP_SWIZZLE_NONE,  // the SwiGLU's out rows
+                         CU_TENSOR_MAP_L2_PROMOTION_NONE)
       : k.panels ? make_map(out, M, kGateUp, k.panel_rows, 64, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE)
               : make_map(out, M, kGateUp, k.tile_m, 2 * k.tile_n, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE);
   must(k.mod.set_tensormap("x_map", x_map), k.label);

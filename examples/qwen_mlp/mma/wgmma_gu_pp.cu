@@ -25,45 +25,17 @@
 //
 // The tile and the wgmma shapes are compile-time constants: this source compiles in exactly the
 // contract's provided facts (PL_PROVIDE_FROM_CONTRACT), so they cannot differ from it.
-//
-// With -DGU_SWIGLU=1 (contract_pp_swf.toml, header wgmma_gu_pp_swf.contract.h; probe, session 17)
-// the tile's owner computes H = silu(gate) * up from its f32 accumulators in its epilogue (which
-// the other instance's main loop covers) and "acc" is H [128 x 64], one panel in the 128-byte
-// swizzle: no SwiGLU warps, no out stage.
 #define PL_PROVIDE_FROM_CONTRACT
-#ifndef GU_SWIGLU
-#define GU_SWIGLU 0
-#endif
-// With -DGU_PP_N=88 as well (contract_pp176_swf.toml; probe, session 17) the tile is 128 rows x
-// (88 gate + 88 up) columns, two m64n176k16 per k16 step (the width of cuBLASLt's ping-pong
-// kernel), 176 accumulators per thread, and H [128 x 88] is row-major (176-byte rows: a warp's
-// 4-byte stores fall in 32 different banks).
-#ifndef GU_PP_N
-#define GU_PP_N 64
-#endif
-#if GU_SWIGLU && GU_PP_N == 88
-#include "wgmma_gu_pp176_swf.contract.h"  // pipelink header contract_pp176_swf.toml
-#elif GU_SWIGLU
-#include "wgmma_gu_pp_swf.contract.h"  // pipelink header contract_pp_swf.toml
-#else
 #include "wgmma_gu_pp.contract.h"  // pipelink header contract_pp.toml
-#endif
 
 #include "wgmma_ops.cuh"
 
 namespace wgmma_gu_pp {
 namespace C = pl_contract::wgmma_gu_pp_main;
 constexpr unsigned kTileM = C::provided::tile_m, kTileN = C::provided::tile_n, kTileK = C::provided::tile_k;
-static_assert(kTileM == 128 && (kTileN == 64 || (kTileN == 88 && GU_SWIGLU)) && kTileK == 64 && kTileN == GU_PP_N,
-              "two m64n128k16 (or m64n176k16) per k16 step: 128 rows, 64 (88) gate + 64 (88) up columns, 64-wide K slices");
+static_assert(kTileM == 128 && kTileN == 64 && kTileK == 64,
+              "two m64n128k16 per k16 step: 128 rows, 64 gate + 64 up columns, 64-wide K slices of 128 bytes");
 constexpr unsigned kAcc = 2 * kTileN / 2;  // f32 accumulators per thread per m64 half (m64n128: 64)
-__device__ __forceinline__ void mma(float (&d)[kAcc], unsigned long long da, unsigned long long db, int scale) {
-#if GU_PP_N == 88
-  wgmma_m64n176k16(d, da, db, scale);
-#else
-  wgmma_m64n128k16(d, da, db, scale);
-#endif
-}
 
 __device__ __forceinline__ unsigned pack_bf16(float lo, float hi) {
   unsigned r;
@@ -86,41 +58,6 @@ __device__ __forceinline__ void store_half(unsigned char* p0, unsigned char* p1,
     }
   }
 }
-#if GU_SWIGLU
-// silu(g) u in the tanh form (one MUFU op; error bound and measurements: wgmma_gu.cu's silu_mul).
-__device__ __forceinline__ float silu_mul(float g, float u) {
-  const float hg = 0.5f * g;
-  float t;
-  asm("tanh.approx.f32 %0, %1;" : "=f"(t) : "f"(hg));
-  return fmaf(hg, t, hg) * u;
-}
-// H of one m64 half into the stage: n8 block j (gate column 8j + ..) and block j + kTileN / 8 (the
-// same up column) are in the same thread. tile_n = 64: H's chunk j of row r is sw128_offset(r, j);
-// 88: row-major, 176-byte rows.
-__device__ __forceinline__ unsigned h_offset(unsigned row, unsigned j, unsigned lane) {
-  if (kTileN == 64) return pl::sw128_offset(row, j) + 4u * (lane & 3u);
-  return row * kTileN * 2u + (8u * j + 2u * (lane & 3u)) * 2u;
-}
-__device__ __forceinline__ void store_h(unsigned char* stage, const float (&d)[kAcc], unsigned row0, unsigned warp,
-                                        unsigned lane) {
-  const unsigned r = row0 + warp * 16u + (lane >> 2);
-#pragma unroll
-  for (unsigned j = 0; j < kTileN / 8u; ++j)
-#pragma unroll
-    for (unsigned h = 0; h < 2; ++h) {
-      const unsigned g = 4 * j + 2 * h, u = 4 * (j + kTileN / 8u) + 2 * h;
-      *reinterpret_cast<unsigned*>(stage + h_offset(r + 8u * h, j, lane)) =
-          pack_bf16(silu_mul(d[g], d[u]), silu_mul(d[g + 1], d[u + 1]));
-    }
-}
-__device__ __forceinline__ void store_h_zero(unsigned char* stage, unsigned row0, unsigned warp, unsigned lane) {
-  const unsigned r = row0 + warp * 16u + (lane >> 2);
-#pragma unroll
-  for (unsigned j = 0; j < kTileN / 8u; ++j)
-#pragma unroll
-    for (unsigned h = 0; h < 2; ++h) *reinterpret_cast<unsigned*>(stage + h_offset(r + 8u * h, j, lane)) = 0u;
-}
-#endif
 // The same positions, zero.
 __device__ __forceinline__ void store_zero(unsigned char* p0, unsigned char* p1, unsigned row0, unsigned warp, unsigned lane) {
   const unsigned r = row0 + warp * 16u + (lane >> 2);
@@ -132,14 +69,6 @@ __device__ __forceinline__ void store_zero(unsigned char* p0, unsigned char* p1,
 }
 }  // namespace wgmma_gu_pp
 
-#if GU_SWIGLU
-// The H stage this code writes: [128 x 64] in the 128-byte swizzle, or [128 x 88] row-major.
-PL_ROWS(wgmma_gu_pp_main, acc, tile, wgmma_gu_pp::kTileM);
-PL_COLS(wgmma_gu_pp_main, acc, tile, wgmma_gu_pp::kTileN);
-PL_SWIZZLE(wgmma_gu_pp_main, ab, a, 128);
-PL_SWIZZLE(wgmma_gu_pp_main, ab, b, 128);
-PL_SWIZZLE(wgmma_gu_pp_main, acc, tile, wgmma_gu_pp::kTileN == 64 ? 128 : 0);
-#else
 // The "acc" panels this code writes (the store's geometry, compiled in): [128 x 64] each.
 PL_ROWS(wgmma_gu_pp_main, acc, p0, wgmma_gu_pp::kTileM);
 PL_ROWS(wgmma_gu_pp_main, acc, p1, wgmma_gu_pp::kTileM);
@@ -150,7 +79,6 @@ PL_SWIZZLE(wgmma_gu_pp_main, ab, a, 128);
 PL_SWIZZLE(wgmma_gu_pp_main, ab, b, 128);
 PL_SWIZZLE(wgmma_gu_pp_main, acc, p0, 128);
 PL_SWIZZLE(wgmma_gu_pp_main, acc, p1, 128);
-#endif
 
 PL_FACT_DECL(unsigned, stages);
 
@@ -197,8 +125,8 @@ PL_COMPONENT(wgmma_gu_pp_main) {
 #pragma unroll
       for (unsigned k = 0; k < kTileK / 16; ++k) {
         const int scale = (kt > 0 || k > 0) ? 1 : 0;  // the tile's first step overwrites
-        mma(lo, desc_sw128(a + k * 32u), desc_sw128(b + k * 32u), scale);
-        mma(hi, desc_sw128(a + 64u * 128u + k * 32u), desc_sw128(b + k * 32u), scale);
+        wgmma_m64n128k16(lo, desc_sw128(a + k * 32u), desc_sw128(b + k * 32u), scale);
+        wgmma_m64n128k16(hi, desc_sw128(a + 64u * 128u + k * 32u), desc_sw128(b + k * 32u), scale);
       }
       wgmma_commit();
       if (kt > 0) {
@@ -226,16 +154,6 @@ PL_COMPONENT(wgmma_gu_pp_main) {
       }
     }
     out.acquire();
-#if GU_SWIGLU
-    unsigned char* const panel = out.tile<unsigned char>(ctx);
-    if (k_tiles > 0) {
-      store_h(panel, lo, 0u, warp, lane);
-      store_h(panel, hi, 64u, warp, lane);
-    } else {
-      store_h_zero(panel, 0u, warp, lane);
-      store_h_zero(panel, 64u, warp, lane);
-    }
-#else
     unsigned char* const p0 = out.p0<unsigned char>(ctx);
     unsigned char* const p1 = out.p1<unsigned char>(ctx);
     if (k_tiles > 0) {
@@ -245,7 +163,6 @@ PL_COMPONENT(wgmma_gu_pp_main) {
       store_zero(p0, p1, 0u, warp, lane);
       store_zero(p0, p1, 64u, warp, lane);
     }
-#endif
     // arrive = "one" per warpgroup: each thread fences its stores (the consumer may read "acc"
     // through the async proxy, a TMA store), named barrier wg_sync, then thread 0 arrives.
     out.commit(ctx);

@@ -16,18 +16,10 @@
 #ifndef TMA_STORE_PANELS
 #define TMA_STORE_PANELS 0
 #endif
-#ifndef TMA_STORE_SW128
-#define TMA_STORE_SW128 0
-#endif
-// With -DTMA_STORE_SW128=1 (contract_sw128.toml, probe session 17) the one stage tensor is a
-// [tile_m x 64] panel in the 128-byte swizzle; the code is the plain one (out_map's box is the
-// stage, with the 128B swizzle).
 #if TMA_STORE_PANELS == 2
 #include "tma_store_sw2.contract.h"  // pipelink header contract_pp.toml
 #elif TMA_STORE_PANELS
 #include "tma_store_sw.contract.h"  // pipelink header contract_sw.toml
-#elif TMA_STORE_SW128
-#include "tma_store_sw128.contract.h"  // pipelink header contract_sw128.toml
 #else
 #include "tma_store.contract.h"  // pipelink header contract.toml: names, pipe operations, records
 #endif
