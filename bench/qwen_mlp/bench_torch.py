@@ -117,10 +117,10 @@ def select(ks, kind: str, M: int, sms: int) -> str:
     # form since, 0.989 x that at 1024 (results/s16/swft).
     if kind == "fused" and 64 < M <= 1024 and "fused_medium_swf" in ks:
         return "fused_medium_swf"
-    # Session 12, fixed before the run that measured it: at M >= 4096 the fused ping-pong kernel
-    # (C++ bench: 1.6-2.4% faster than fused_sw_splitk at 4096 / 8192 in two runs, level below).
-    if kind == "fused" and M >= 4096 and "fused_pp_g8" in ks:
-        return "fused_pp_g8"
+    # Session 12: at M >= 4096 the fused ping-pong kernel (fused_pp_g8). Session 17, fixed before the
+    # runs that confirm it (the C++ bench's rule): fused_sw_splitk (now grouped:8) again, 0.978 /
+    # 0.970 x fused_pp_g8 at 4096 / 8192 with each contender in its own power steady state
+    # (C++ bench --sustain-ms, results/s17/grp).
     # Session 11, fixed before the run that measured it: at M <= 16 the 16-row decode tile
     # (<kind>_small16; fused 1.3-1.6% faster than _small at M = 1, 8, 16, results/qwen_s11/dec11).
     if M <= 16 and kind + "_small16" in ks:

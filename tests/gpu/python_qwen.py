@@ -106,8 +106,8 @@ VARIANTS = {
 PACKED_TWIN = {"fused_small16_packed": "fused_small16"}
 CONNECT = {"fused_medium_swf": {"acc": "out"}}
 LINK_OPTIONS = {"fused_small_mr": dict(min_registers=True)}
-# fused_sw_splitk's contracts say order = "any" (session 12): the build links it col_major, so does this
-TILE_ORDER = {"fused_sw_splitk": "col_major", "fused_pp_g8": "grouped:8"}
+# fused_sw_splitk's contracts say order = "any" (session 12): the build links it grouped:8 (session 17), so does this
+TILE_ORDER = {"fused_sw_splitk": "grouped:8", "fused_pp_g8": "grouped:8"}
 SCHEDULE = {"fused_sw_splitk": "split-k", "fused_small_sk": "stream-k"}
 GUARD_ROWS = 64
 
