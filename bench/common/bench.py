@@ -74,8 +74,13 @@ class RoundRobin:
     """The spin + round-robin timer on torch's current stream (see the module docstring)."""
 
     def __init__(self, rounds: int = 20, warmup: int = 3, target_ms: float = 0.0, max_reps: int = 64,
-                 spin_ms: Optional[float] = None, seed: Optional[int] = None) -> None:
+                 spin_ms: Optional[float] = None, seed: Optional[int] = None, sustain_ms: float = 0.0) -> None:
         self.rounds, self.warmup, self.target_ms, self.max_reps = rounds, warmup, target_ms, max_reps
+        # > 0: before each timed region the contender also runs back to back, untimed, for about this
+        # long, so that the region sees the clock its own power draw sustains (bench/common/bench.h,
+        # TimerOptions::sustain_ms); 0: the clock the round's mix left.
+        self.sustain_ms = sustain_ms
+        self.pre: Dict[str, int] = {}
         self.seed = int(seed) if seed is not None else time.time_ns() % (1 << 62)  # the order shuffle's; record it
         self.spin_ms = spin_ms  # None: 1 ms + 0.1 ms per enqueued run
         self.reps: Dict[str, int] = {}
@@ -95,6 +100,7 @@ class RoundRobin:
                 est.append(a.elapsed_time(b))
             t = stats(est)["median"]
             self.reps[n] = max(1, min(self.max_reps, math.ceil(self.target_ms / max(t, 1e-4)))) if self.target_ms > 0 else 1
+            self.pre[n] = min(4096, math.ceil(self.sustain_ms / max(t, 1e-3))) if self.sustain_ms > 0 else 0
         runs = sum(self.reps.values())
         # Python enqueues slower than C++ (tens of us per launch; a torch pipeline of 20 ops, more)
         spin_ms = self.spin_ms if self.spin_ms is not None else 1.0 + 0.1 * runs
@@ -105,6 +111,8 @@ class RoundRobin:
             order = round_order(names, self.seed, r)
             for n in order:
                 a, b = ev[n]
+                for _ in range(self.pre[n]):  # untimed: the GPU runs them longer than Python takes to enqueue
+                    contenders[n]()
                 a.record()
                 for _ in range(self.reps[n]):
                     contenders[n]()

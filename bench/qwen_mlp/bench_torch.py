@@ -231,6 +231,10 @@ def main() -> int:
     ap.add_argument("--kernels", required=True)
     ap.add_argument("--M", default="16,128,1024,2048,4096,8192")
     ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--sustain-ms", type=float, default=0.0,
+                    help="before each timed region the contender runs back to back, untimed, for about this long "
+                         "(its own power steady state; default 0: the clock the round's mix left)")
+    ap.add_argument("--region-ms", type=float, default=0.0, help="runs per timed region so that it lasts about this long")
     ap.add_argument("--json")
     ap.add_argument("--md")
     ap.add_argument("--profile", action="store_true")
@@ -276,13 +280,14 @@ def main() -> int:
     print(f"device: {props.name} ({sms} SMs); torch {torch.__version__}; seed {seed}; "
           f"data X ~ N(0,1), W ~ N(0,0.02^2) bf16; {a.rounds} rounds")
     res = dict(bench="qwen3_32b_mlp_torch_same_process", device=props.name, sms=sms, torch=torch.__version__,
-               python=sys.version.split()[0], seed=seed, rounds=a.rounds, date=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+               python=sys.version.split()[0], seed=seed, rounds=a.rounds, sustain_ms=a.sustain_ms, region_ms=a.region_ms, date=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                data="X ~ N(0,1), W ~ N(0, 0.02^2), bf16 (torch.randn), the same for every contender",
                tolerance=dict(atol=ATOL, rtol_gu=RTOL_GU, rtol_h=RTOL_H), torch_compile_s=compile_s,
                timer="bench/common/bench.py: torch.cuda._sleep + round robin (order shuffled each round, seeded with the seed), CUDA events; median, spread = (q3-q1)/(2 median)",
                results=[])
     all_ok = True
-    timer = B.RoundRobin(rounds=a.rounds, warmup=3, seed=seed)  # the order shuffle seeded with the data seed
+    timer = B.RoundRobin(rounds=a.rounds, warmup=3, seed=seed,  # the order shuffle seeded with the data seed
+                         sustain_ms=a.sustain_ms, target_ms=a.region_ms)
     for M in Ms:
         X = torch.randn(M, HID, dtype=torch.bfloat16, device=dev)
         GU32 = X.float() @ W.float().t()
@@ -522,7 +527,9 @@ def main() -> int:
 def write_md(path: str, res) -> None:
     L = [f"# Qwen3-32B MLP gate/up + SwiGLU against PyTorch, same process (bench/qwen_mlp/bench_torch.py)\n",
          f"{res['device']} ({res['sms']} SMs), {res['date']}, torch {res['torch']}, Python {res['python']}, seed {res['seed']}. "
-         f"Data: {res['data']}. Timer: {res['timer']}; {res['rounds']} rounds. PipeLink kernels loaded and launched on torch "
+         f"Data: {res['data']}. Timer: {res['timer']}; {res['rounds']} rounds"
+         f"{'; each timed region after about %g ms of the same contender untimed (--sustain-ms)' % res['sustain_ms'] if res['sustain_ms'] > 0 else ''}"
+         f"{'; timed regions of about %g ms (--region-ms)' % res['region_ms'] if res['region_ms'] > 0 else ''}. PipeLink kernels loaded and launched on torch "
          f"tensors with `import pipelink`. Checks per element against fp32: |err| <= {ATOL} + rtol|ref| (rtol GU 2^-7, H 2^-6; eager SwiGLU, bf16 math: 2^-5). "
          f"torch.compile(swiglu, dynamic=True) took {res['torch_compile_s'] or float('nan'):.1f} s to compile. "
          f"All checks {'passed' if res['all_ok'] else '**did not pass**'}.\n",
