@@ -70,6 +70,63 @@ class BenchCommon(unittest.TestCase):
         p = B.tol_check(out, ref, 1e-3, 2 ** -7)
         self.assertEqual((p["unwritten"], p["worst_index"], p["ok"]), (1, 42, False))
 
+    def test_round_robin_sustain(self):
+        """RoundRobin's untimed runs (sustain_ms) come right before each contender's timed region,
+        about sustain_ms / (its warm-up estimate) of them, none without sustain_ms; the timed region
+        holds reps runs. A stand-in for torch records the stream of calls (no GPU needed)."""
+        import types
+        log = []
+
+        class Event:
+            def __init__(self, enable_timing=True):
+                self.t = None
+
+            def record(self):
+                log.append(("event", self))
+
+            def synchronize(self):
+                pass
+
+            def elapsed_time(self, other):
+                return 2.0  # ms: every warm-up run's estimate
+
+        fake = types.ModuleType("torch")
+        fake.cuda = types.SimpleNamespace(Event=Event, _sleep=lambda cycles: log.append(("sleep",)),
+                                          synchronize=lambda: None)
+        saved_torch, saved_hz = sys.modules.get("torch"), B._SM_HZ
+        sys.modules["torch"], B._SM_HZ = fake, 1.98e9
+        try:
+            for sustain, target, want_pre, want_reps in ((0.0, 0.0, 0, 1), (9.0, 0.0, 5, 1), (300.0, 5.0, 150, 3)):
+                log.clear()
+                t = B.RoundRobin(rounds=2, warmup=1, seed=3, sustain_ms=sustain, target_ms=target)
+                out = t.run({"a": lambda: log.append(("run", "a")), "b": lambda: log.append(("run", "b"))})
+                self.assertEqual(t.pre, {"a": want_pre, "b": want_pre})
+                self.assertEqual(t.reps, {"a": want_reps, "b": want_reps})
+                self.assertEqual({k: len(v) for k, v in out.items()}, {"a": 2, "b": 2})
+                rounds = list(log)  # the warm-up (event, run, event per contender), then each round after a sleep
+                for r in range(2):
+                    start = rounds.index(("sleep",))
+                    rounds = rounds[start + 1:]
+                    for _ in range(2):  # two contenders: pre untimed runs, event, reps runs, event
+                        name = rounds[0][1] if rounds[0][0] == "run" else None
+                        pre = 0
+                        while rounds[pre][0] == "run":
+                            pre += 1
+                        self.assertEqual(pre, want_pre)
+                        self.assertEqual(rounds[pre][0], "event")
+                        timed = rounds[pre + 1:pre + 1 + want_reps]
+                        self.assertTrue(all(x[0] == "run" for x in timed))
+                        if name is not None:
+                            self.assertTrue(all(x == ("run", name) for x in timed))
+                        self.assertEqual(rounds[pre + 1 + want_reps][0], "event")
+                        rounds = rounds[pre + 2 + want_reps:]
+        finally:
+            if saved_torch is None:
+                del sys.modules["torch"]
+            else:
+                sys.modules["torch"] = saved_torch
+            B._SM_HZ = saved_hz
+
 
 if __name__ == "__main__":
     if not SELFTEST:
