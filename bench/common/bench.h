@@ -155,7 +155,8 @@ struct TimerOptions {
   // > 0: before each timed region the contender also runs back to back, untimed, for about this
   // long, so that the region sees the clock its own power draw sustains. Without it (0) a region
   // of a few ms runs at the clock its predecessors in the round left: on a power-capped card the
-  // mix of the round then sets every contender's clock (bench/NOTES.md, session 17).
+  // mix of the round then sets every contender's clock (bench/NOTES.md, session 17). The count
+  // comes from the warm-up estimate and is capped at 4096 runs.
   double sustain_ms = 0;
 };
 // The order of round `round` (0-based) for n contenders under `seed`: a permutation of 0..n-1.

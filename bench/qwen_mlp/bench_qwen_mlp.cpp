@@ -482,7 +482,7 @@ void write_md(const std::string& path, const RunInfo& info, const std::vector<MR
     << "bf16, the same for every contender. Timer: bench/common, spin + round robin (order shuffled each round, order seed " << topt.order_seed << "), "
     << topt.rounds << " rounds after " << topt.warmup << " warm-up runs"
     << (topt.sustain_ms > 0 ? ", each timed region after about " + std::to_string(int(topt.sustain_ms)) + " ms of the same contender untimed (--sustain-ms)" : std::string())
-    << (topt.target_ms > 0 ? ", timed regions of about " + std::to_string(int(topt.target_ms)) + " ms (--region-ms)" : std::string())
+    << (topt.target_ms > 0 ? ", timed regions of about " + std::to_string(int(topt.target_ms)) + " ms (--region-ms; at most " + std::to_string(topt.max_reps) + " runs)" : std::string())
     << "; median ± spread, spread = (q3 − q1) / (2·median). "
     << "TFLOP/s count 2·M·5120·51200. Checks per element: |out − ref| ≤ " << kAtol << " + rtol·|ref| (rtol GU 2⁻⁷, H 2⁻⁶). "
     << "All checks " << (all_ok ? "passed" : "**did not pass**") << ".\n\n"
@@ -582,7 +582,7 @@ constexpr char kUsage[] =
     "  --probe: a kernel timed and checked beside the others but never selected; LABEL starts with fused or gemm,\n"
     "           and contains the word -sw if its accumulator stage is the four 64-column panels\n"
     "  --sustain-ms: before each timed region the contender runs back to back, untimed, for about MS ms, so the\n"
-    "           region sees the clock its own power draw sustains (default 0: the clock the round's mix left)\n"
+    "           region sees the clock its own power draw sustains (without it: the clock the round's mix left)\n"
     "  --region-ms: runs per timed region so that it lasts about MS ms (at most 64; default: one run)\n"
     "  --profile: after the checks, every contender once more inside the NVTX range \"profile\" (for ncu --nvtx)\n";
 
@@ -922,6 +922,7 @@ int main(int argc, char** argv) {
     // Session 10: the panel kernels linked with --tile-schedule split-k (timed beside, not selected).
     claim("fused split-k / best pair", "fused-sw-splitk", r.best_pair);
     claim("gemm split-k / best cuBLAS", "gemm-sw-splitk", r.best_gemm);
+    // (since session 17 the split-k kernels are also linked grouped:8, fused-sw / gemm-sw col_major)
     claim("fused split-k / fused-sw", "fused-sw-splitk", "fused-sw");
     claim("fused ping-pong / fused split-k", "fused-pp-g8", "fused-sw-splitk");
     claim("gemm split-k / gemm-sw", "gemm-sw-splitk", "gemm-sw");

@@ -53,7 +53,7 @@ PACKED_TWIN = {"fused_small16": "fused_small16_swap_packed", "gemm_small16": "ge
                "fused_medium": "fused_medium_packed", "gemm_medium": "gemm_medium_packed", "gemm_medium_s4": "gemm_medium_packed",
                "fused_medium_swf": "fused_medium_swf_packed"}
 # fused_pp_g8 (session 12): the ping-pong main loop (mma/wgmma_gu_pp.cu) in the grouped:8 order,
-# selected at M >= 4096.
+# selected at M >= 4096 in sessions 12-16, timed beside the selected kernel since.
 # gemm_small16 / fused_small16 (session 11): the 16-row decode tile, selected at M <= 16.
 # gemm_sw_splitk / fused_sw_splitk (session 10): the panel kernels' objects built to walk work units,
 # linked with --tile-schedule split-k: the partial last wave's tiles cut into equal k pieces.

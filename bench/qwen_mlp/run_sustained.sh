@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The selected Qwen kernels, each timed in its own power steady state (bench_qwen_mlp --sustain-ms):
+# before every timed region of ~50 ms the contender runs back to back, untimed, for ~300 ms. With
+# the full run.sh set that takes ~45 x 0.35 s per round per M, so this runs only the kernels the
+# benches select at M >= 1024 (and fused-pp-g8, selected at M >= 4096 in sessions 12-16) against
+# the same baselines. See README.md here, "Two timer regimes".
+#
+# Usage: bash bench/qwen_mlp/run_sustained.sh [build-dir] [more bench_qwen_mlp arguments]
+#   (default --M 1024,2048,4096,8192 --rounds 8; e.g. --M 16,128 for the decode tiles)
+# Writes $RESULTS_DIR (default bench/results/sustained)/qwen_mlp.{json,md}.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+B=build
+if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then B=$1; shift; fi
+K=$B/examples/qwen_mlp
+RES=${RESULTS_DIR:-bench/results/sustained}
+args=()
+for k in fused_small16 gemm_small16 fused_medium_swf gemm_medium_s4 fused_sw_splitk gemm_sw_splitk fused_pp_g8; do
+  if [ ! -f "$K/$k.cubin" ] || [ ! -f "$K/$k.map" ]; then
+    echo "run_sustained.sh: FAIL: $K/$k.cubin or .map does not exist (build the examples first)"
+    exit 2
+  fi
+  args+=("--${k//_/-}" "$K/$k.cubin" "$K/$k.map")
+done
+mkdir -p "$RES"
+extra=("$@")
+[[ " ${extra[*]} " == *" --M "* ]] || extra+=(--M 1024,2048,4096,8192)
+[[ " ${extra[*]} " == *" --rounds "* ]] || extra+=(--rounds 8)
+echo "+ $B/bench/bench_qwen_mlp --sustain-ms 300 --region-ms 50 ${args[*]} ${extra[*]}"
+timeout "${BENCH_TIMEOUT:-540}" "$B/bench/bench_qwen_mlp" --sustain-ms 300 --region-ms 50 "${args[@]}" \
+  --json "$RES/qwen_mlp.json" --md "$RES/qwen_mlp.md" "${extra[@]}"
