@@ -336,6 +336,25 @@ void check_ptxas_report(LinkContext& ctx, const std::string& info) {
       ctx.diags.warning("registers", "the linked kernel spills registers (" + std::to_string(st) + " bytes stored, " +
                                          std::to_string(ld) + " loaded)");
   }
+  {
+    // ptxas keeps wgmma asynchronous only where it can prove no other instruction touches an
+    // accumulator register while a group using it may be in flight, on every path; otherwise it
+    // serializes every wgmma of the kernel (each waits for the one before) and says so only as
+    // "info". A probe that did this ran 17-24% slower with correct results (bench/NOTES.md,
+    // session 18), so the link says it.
+    const WgmmaReport w = wgmma_report(info);
+    for (const std::string& why : w.serialized) {
+      Diagnostic& d = ctx.diags.warning("wgmma-serialized", "ptxas serialized the linked kernel's wgmma instructions (" + why +
+                                                                "): each waits for the one before it");
+      d.notes.push_back("ptxas keeps wgmma asynchronous only where no other instruction reads or writes an accumulator register "
+                        "while a group using it may be in flight, on any path (also paths the code never takes at run time), and "
+                        "the accumulators fit the warpgroup's registers: look for accumulator accesses between wgmma issue and "
+                        "wgmma.wait_group, and at the register budget");
+      if (w.injected_waits + w.injected_arrives > 0)
+        d.notes.push_back("ptxas also injected " + std::to_string(w.injected_waits) + " warpgroup.wait (C7517) and " +
+                          std::to_string(w.injected_arrives) + " warpgroup.arrive (C7519); pipelink link -v prints where");
+    }
+  }
   if (info.find("'setmaxnreg' ignored") != std::string::npos || info.find("C7508") != std::string::npos ||
       info.find("C7504") != std::string::npos) {
     if (ctx.opt.min_registers)  // every warp would run at the lowered cap, below the budgets
@@ -600,6 +619,16 @@ bool compile_component(const std::string& source_path, const LinkOptions& option
   std::vector<char> ir = compile_to_ltoir(ctx, src, source_path);
   if (ir.empty()) return false;
   return write_files({{options.output, ir.data(), ir.size()}}, diags);
+}
+
+WgmmaReport wgmma_report(const std::string& log) {
+  WgmmaReport r;
+  static const std::regex ser(R"(\((C\d+)\) Potential Performance Loss: wgmma\.mma_async instructions are serialized due to ([^\n]*?)(?: in the function '[^']*')?\.?\s*(?:\n|$))");
+  for (std::sregex_iterator it(log.begin(), log.end(), ser), end; it != end; ++it)
+    r.serialized.push_back((*it)[1].str() + ": " + (*it)[2].str());
+  for (size_t at = log.find("(C7517)"); at != std::string::npos; at = log.find("(C7517)", at + 1)) ++r.injected_waits;
+  for (size_t at = log.find("(C7519)"); at != std::string::npos; at = log.find("(C7519)", at + 1)) ++r.injected_arrives;
+  return r;
 }
 
 }  // namespace pipelink

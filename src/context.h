@@ -241,6 +241,14 @@ void allocate(LinkContext& ctx);
 void generate(LinkContext& ctx);
 void compile_link(LinkContext& ctx);
 std::string render_map(const LinkContext& ctx);
+// ptxas's "wgmma.mma_async instructions are serialized due to <reason>" notes in a toolchain log
+// ("C7515: <reason>" each, in log order; none when ptxas kept the wgmma pipeline), and how many
+// warpgroup.wait (C7517) and warpgroup.arrive (C7519) ptxas injected.
+struct WgmmaReport {
+  std::vector<std::string> serialized;
+  int injected_waits = 0, injected_arrives = 0;
+};
+WgmmaReport wgmma_report(const std::string& log);
 // The map as a picture: a standalone SVG (map_svg.cpp), what --map-svg writes.
 std::string render_map_svg(const LinkContext& ctx);
 // The launch manifest (see manifest_hash in pipelink.h): what a host needs to launch the kernel.

@@ -249,6 +249,12 @@ LinkResult link_passes(const LinkOptions& options, Diagnostics& diags) {
         ctx.result.map += ", spill stores " + std::to_string(st) + " B, loads " + std::to_string(ld) + " B" +
                           (reports > 1 ? " (summed over " + std::to_string(reports) + " ptxas reports)" : "");
       ctx.result.map += "\n";
+      // Where ptxas serialized the wgmma pipeline or injected waits for it (the link warns on the first).
+      const WgmmaReport w = wgmma_report(log);
+      for (const std::string& why : w.serialized) ctx.result.map += "  wgmma SERIALIZED by ptxas (" + why + ")\n";
+      if (w.injected_waits + w.injected_arrives > 0)
+        ctx.result.map += "  wgmma: ptxas injected " + std::to_string(w.injected_waits) + " warpgroup.wait (C7517), " +
+                          std::to_string(w.injected_arrives) + " warpgroup.arrive (C7519)\n";
     }
   }
   if (!ctx.conformance.empty()) {

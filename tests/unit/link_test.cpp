@@ -187,6 +187,34 @@ TEST(ContractText, Identifiers) {
   EXPECT_FALSE(pipelink::is_identifier("caf\xc3\xa9"));
 }
 
+// ptxas's notes that it serialized the wgmma pipeline, as nvJitLink's info log carried them
+// (CUDA 13.0, session 18): every code's reason, in order; the injected waits and arrives counted.
+TEST(PtxasLog, WgmmaSerialized) {
+  const std::string log =
+      "ptxas info    : (C7519) warpgroup.arrive is injected in around line 4377 by compiler to allow use of registers in GMMA in function 'pipelink_kernel'\n"
+      "ptxas info    : (C7519) warpgroup.arrive is injected in around line 733 by compiler to allow use of registers in GMMA in function 'pipelink_kernel'\n"
+      "ptxas info    : (C7517) warpgroup.wait is injected in around line 7972 by compiler to allow use of registers defined by GMMA in function 'pipelink_kernel'\n"
+      "ptxas info    : (C7515) Potential Performance Loss: wgmma.mma_async instructions are serialized due to non wgmma instructions "
+      "defining accumulator registers of a wgmma between start and end of the pipeline stage in the function 'pipelink_kernel'\n"
+      "ptxas info    : (C7514) Potential Performance Loss: wgmma.mma_async instructions are serialized due to non wgmma instructions "
+      "reading accumulator registers of  a wgmma between start and end of the pipeline stage in the function 'pipelink_kernel'\n"
+      "ptxas info    : (C7520) Potential Performance Loss: wgmma.mma_async instructions are serialized due to program dependence on "
+      "compiler-inserted WG.AR in divergent path in the function 'pipelink_kernel'\n"
+      "ptxas info    : Used 168 registers, used 3 barriers\n";
+  const pipelink::WgmmaReport r = pipelink::wgmma_report(log);
+  ASSERT_EQ(r.serialized.size(), 3u);
+  EXPECT_EQ(r.serialized[0], "C7515: non wgmma instructions defining accumulator registers of a wgmma between start and end of the pipeline stage");
+  EXPECT_EQ(r.serialized[1], "C7514: non wgmma instructions reading accumulator registers of  a wgmma between start and end of the pipeline stage");
+  EXPECT_EQ(r.serialized[2], "C7520: program dependence on compiler-inserted WG.AR in divergent path");
+  EXPECT_EQ(r.injected_waits, 1);
+  EXPECT_EQ(r.injected_arrives, 2);
+  // A log where ptxas kept the pipeline (the selected Qwen kernels): nothing.
+  const pipelink::WgmmaReport clean = pipelink::wgmma_report(
+      "ptxas info    : Compiling entry function 'pipelink_kernel' for 'sm_90a'\nptxas info    : Used 168 registers, used 3 barriers\n");
+  EXPECT_TRUE(clean.serialized.empty());
+  EXPECT_EQ(clean.injected_waits + clean.injected_arrives, 0);
+}
+
 // The launch manifest binds the cubin to its map: the linked code carries pl_manifest, and its
 // text hashes to the map's `manifest` line (what pipelink::Module checks on load).
 TEST(ExampleLink, ManifestInCodeMatchesMap) {
