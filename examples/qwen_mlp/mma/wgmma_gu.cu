@@ -386,6 +386,11 @@ PL_COMPONENT(wgmma_gu_main) {
 #endif
 #if GU_OVERLAP
     if (up_pending) continue;  // this tile's up is stored at the next tile's first stage
+    // Nothing is in flight here; ptxas cannot tell (up_pending decides it), and without this wait
+    // it sees a path from the overlapped end to the stores and adds below and serializes every wgmma.
+    wgmma_wait_all();
+    fence_operands(gate);
+    fence_operands(up);
 #endif
 
 #if GU_UNITS
