@@ -95,15 +95,6 @@
 #define GU_UNITS 0
 #endif
 static_assert(!(GU_UNITS && GU_INFLIGHT), "GU_UNITS with GU_INFLIGHT: the in-flight release would start at k_begin 0");
-// -DGU_OVERLAP=1 (probe): the tile boundary overlapped. At a tile's last stage the gate group and
-// the up group are committed separately; the gate accumulators are stored into the acc stage while
-// the up group still runs; at the next tile's first stage its gate group is issued before the
-// previous tile's up accumulators are stored. The tensor pipe keeps one group of this warpgroup
-// while each half of the epilogue runs. A unit that stores partials or adds its peers' takes the
-// plain end.
-#ifndef GU_OVERLAP
-#define GU_OVERLAP 0
-#endif
 
 // -DGU_TILE_M=16 (contract_small16.toml; the one-warpgroup small-M tile only): the tile has 16 rows
 // of X (a 2 KB A slice per stage, the TMA box as tall as a decode batch, no zero-filled rows). The
@@ -116,7 +107,15 @@ static_assert(GU_TILE_M == 0 || (GU_TILE_M == 16 && GU_SPLIT_N && GU_INSTANCES =
               "GU_TILE_M=16: the one-warpgroup small-M tile, row-major acc stage, whole tiles");
 
 static_assert(!GU_SWIGLU || (!GU_ACC_PANELS && !GU_SPLIT_N && !GU_UNITS), "GU_SWIGLU: the row-major tile split by rows, whole tiles");
-static_assert(!GU_OVERLAP || (!GU_INFLIGHT && !GU_SWIGLU && !GU_PAIR && !GU_TILE_M), "GU_OVERLAP: gate and up stored apart");
+// -DGU_OVERLAP=1 (probe, the split-k panel kernels): the tile boundary overlapped. A tile's last
+// stage commits its gate and up groups apart and stores gate while up still runs; the next tile's
+// first stage issues its gate group before the previous up is stored. The loop is rotated so that
+// an iteration ends after a unit's first stage: no join of the control flow ever sees a group in
+// flight (with flags instead, ptxas serialized every wgmma: results/s18/ov1).
+#ifndef GU_OVERLAP
+#define GU_OVERLAP 0
+#endif
+static_assert(!GU_OVERLAP || (GU_ACC_PANELS && GU_UNITS && !GU_PAIR && !GU_SPLIT_N), "GU_OVERLAP: the split-k panel kernels");
 
 namespace wgmma_gu {
 constexpr unsigned kInstances = GU_INSTANCES;
@@ -204,6 +203,151 @@ PL_COLS(wgmma_gu_main, acc, p3, 64);
 PL_COLS(wgmma_gu_main, acc, tile, (GU_SWIGLU ? 1 : 2) * wgmma_gu::kTileN);
 #endif
 
+#if GU_OVERLAP
+PL_COMPONENT(wgmma_gu_main) {
+  using namespace wgmma_gu;
+  const unsigned lane = threadIdx.x & 31u, warp = ctx.warp();
+  const unsigned row0 = ctx.slots->instance * 64u, col0 = 0u;
+  const unsigned tid = threadIdx.x & 127u;
+  C::In_ab ab(ctx);
+  C::In_ab done(ctx);  // the oldest stage not yet released (one behind ab across an overlapped end)
+  C::Out_acc out(ctx);
+  float gate[kAcc], up[kAcc];
+
+  auto issue = [&](float (&d)[kAcc], unsigned blk, unsigned a, unsigned b, bool first) {
+#pragma unroll
+    for (unsigned k = 0; k < kTileK / 16; ++k)
+      mma_step(d, desc_sw128(a + k * 32u), desc_sw128(b + (blk + col0) * 128u + k * 32u), (first && k == 0) ? 0 : 1);
+  };
+  auto release = [&]() {
+    done.release(ctx);
+    done.advance();
+  };
+  // A whole stage: both groups, completed, released.
+  auto stage = [&](bool first) {
+    ab.wait();
+    const unsigned a = pl::smem_addr(ab.a<unsigned char>(ctx)) + row0 * 128u, b = pl::smem_addr(ab.b<unsigned char>(ctx));
+    wgmma_fence();
+    issue(gate, 0, a, b, first);
+    issue(up, kTileN, a, b, first);
+    wgmma_commit();
+    wgmma_wait_all();
+    fence_operands(gate);
+    fence_operands(up);
+    release();
+    ab.advance();
+  };
+  auto store_block = [&](const float (&d)[kAcc], bool is_up) {
+    unsigned char* const q0 = is_up ? out.p2<unsigned char>(ctx) : out.p0<unsigned char>(ctx);
+    unsigned char* const q1 = is_up ? out.p3<unsigned char>(ctx) : out.p1<unsigned char>(ctx);
+    const unsigned r = row0 + warp * 16u + (lane >> 2);
+#pragma unroll
+    for (unsigned j = 0; j < kAcc / 4; ++j) {
+      unsigned char* const panel = j / 8u ? q1 : q0;
+#pragma unroll
+      for (unsigned h = 0; h < 2; ++h)
+        *reinterpret_cast<unsigned*>(panel + pl::sw128_offset(r + 8u * h, j % 8u) + 4u * (lane & 3u)) =
+            pack_bf16(d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
+    }
+  };
+  // A unit's end without overlap (as the plain build): partials, or the peers' sum, then both blocks.
+  auto end_plain = [&](const pl::Unit& u) {
+    if (!u.emit) {
+      float* p = pl::partials<float>(ctx, blockIdx.x);
+#pragma unroll
+      for (unsigned j = 0; j < kAcc; ++j) {
+        __stcg(p + j * 128u + tid, gate[j]);
+        __stcg(p + (kAcc + j) * 128u + tid, up[j]);
+      }
+      C::barrier::wg_sync::sync(ctx);
+      if (tid == 0) pl::partials_publish(ctx);
+      return;
+    }
+    if (u.peer_end > u.peer_begin) {
+      if (tid == 0)
+        for (unsigned b = u.peer_begin; b < u.peer_end; ++b) pl::partials_wait(ctx, b);
+      C::barrier::wg_sync::sync(ctx);
+      for (unsigned b = u.peer_begin; b < u.peer_end; ++b) {
+        const float* p = pl::partials<const float>(ctx, b);
+#pragma unroll
+        for (unsigned j = 0; j < kAcc; ++j) {
+          gate[j] += __ldcg(p + j * 128u + tid);
+          up[j] += __ldcg(p + (kAcc + j) * 128u + tid);
+        }
+        if (tid == 0) pl::partials_consumed(ctx, b);
+      }
+    }
+    out.acquire();
+    store_block(gate, false);
+    store_block(up, true);
+    out.commit(ctx);
+    out.advance();
+  };
+
+  pl::Unit u;
+  unsigned i = 0;
+  bool have = pl::unit_at(ctx, i, u);
+  if (have && u.k_end > u.k_begin) stage(true);
+  while (have) {
+    const unsigned n = u.k_end - u.k_begin;  // this unit's first stage is done (if it has one)
+    const bool overlap = u.emit && u.peer_end == u.peer_begin && n >= 2;
+    for (unsigned kt = u.k_begin + 1; kt + (overlap ? 1u : 0u) < u.k_end; ++kt) stage(false);
+    pl::Unit next;
+    if (overlap) {
+      // The last stage: gate, then up, as two groups; gate stored while up runs.
+      ab.wait();
+      {
+        const unsigned a = pl::smem_addr(ab.a<unsigned char>(ctx)) + row0 * 128u, b = pl::smem_addr(ab.b<unsigned char>(ctx));
+        wgmma_fence();
+        issue(gate, 0, a, b, false);
+        wgmma_commit();
+        issue(up, kTileN, a, b, false);
+        wgmma_commit();
+      }
+      ab.advance();
+      wgmma_wait_one();
+      fence_operands(gate);
+      out.acquire();
+      store_block(gate, false);
+      have = pl::unit_at(ctx, ++i, next);
+      if (have && next.k_end > next.k_begin) {
+        // The next unit's first stage: its gate group runs while this tile's up is stored.
+        ab.wait();
+        const unsigned a = pl::smem_addr(ab.a<unsigned char>(ctx)) + row0 * 128u, b = pl::smem_addr(ab.b<unsigned char>(ctx));
+        wgmma_fence();
+        issue(gate, 0, a, b, true);
+        wgmma_commit();
+        wgmma_wait_one();  // this tile's up group
+        fence_operands(up);
+        release();         // this tile's last stage
+        store_block(up, true);
+        out.commit(ctx);
+        out.advance();
+        wgmma_fence();
+        issue(up, kTileN, a, b, true);
+        wgmma_commit();
+        wgmma_wait_all();
+        fence_operands(gate);
+        fence_operands(up);
+        release();
+        ab.advance();
+      } else {
+        wgmma_wait_all();
+        fence_operands(up);
+        release();
+        store_block(up, true);
+        out.commit(ctx);
+        out.advance();
+      }
+    } else {
+      end_plain(u);
+      have = pl::unit_at(ctx, ++i, next);
+      if (have && next.k_end > next.k_begin) stage(true);
+    }
+    u = next;
+  }
+}
+#else
 PL_COMPONENT(wgmma_gu_main) {
   using namespace wgmma_gu;
   const unsigned lane = threadIdx.x & 31u, warp = ctx.warp();
@@ -217,127 +361,27 @@ PL_COMPONENT(wgmma_gu_main) {
   // The m64 wgmma reads 64 rows (8 KB) from the 16-row X slice's address: they must lie in the stage.
   if (ab.pipe.p->tensor[C::In_ab::tensor::a::index] + 64u * 128u > ab.pipe.p->stage_bytes) asm volatile("trap;");
 #endif
-#if GU_INFLIGHT || GU_OVERLAP
+#if GU_INFLIGHT
   C::In_ab done(ctx);  // one stage behind ab: the stage whose wgmma group has completed
 #endif
   C::Out_acc out(ctx);
   float gate[kAcc], up[kAcc];
-#if GU_OVERLAP
-  // One block's accumulators (gate: is_up = false) into the acc stage, as the plain end stores them.
-  auto store_block = [&](const float (&d)[kAcc], bool is_up) {
-    const unsigned r = row0 + warp * 16u + (lane >> 2);
-#if GU_ACC_PANELS
-    unsigned char* const q0 = is_up ? out.p2<unsigned char>(ctx) : out.p0<unsigned char>(ctx);
-    unsigned char* const q1 = is_up ? out.p3<unsigned char>(ctx) : out.p1<unsigned char>(ctx);
-#pragma unroll
-    for (unsigned j = 0; j < kAcc / 4; ++j) {
-      const unsigned pg = (col0 >> 6) + j / 8u;
-      unsigned char* const panel = pg ? q1 : q0;
-#pragma unroll
-      for (unsigned h = 0; h < 2; ++h) {
-        const unsigned off = pl::sw128_offset(r + 8u * h, j % 8u) + 4u * (lane & 3u);
-        *reinterpret_cast<unsigned*>(panel + off) = pack_bf16(d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
-      }
-    }
-#else
-    unsigned char* stage = out.tile<unsigned char>(ctx);
-    const unsigned row_bytes = 2u * kTileN * 2u;
-#pragma unroll
-    for (unsigned j = 0; j < kAcc / 4; ++j) {
-      const unsigned col = (is_up ? kTileN : 0u) + col0 + 8u * j + 2u * (lane & 3u);
-#pragma unroll
-      for (unsigned h = 0; h < 2; ++h)
-        *reinterpret_cast<unsigned*>(stage + (r + 8u * h) * row_bytes + col * 2u) = pack_bf16(d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
-    }
-#endif
-  };
-  bool up_pending = false;  // the previous tile's gate is stored; its up group may still run
-  // The previous tile's up group completed, its last stage released, up stored, the acc stage committed.
-  auto finish_up = [&]() {
-    fence_operands(up);
-    done.release(ctx);
-    done.advance();
-    store_block(up, true);
-    out.commit(ctx);
-    out.advance();
-    up_pending = false;
-  };
-#endif
 #if GU_UNITS
   (void)k_tiles;
   pl::Unit u;
   for (unsigned i = 0; pl::unit_at(ctx, i, u); ++i) {
     const unsigned k_first = u.k_begin;
+    for (unsigned kt = u.k_begin; kt < u.k_end; ++kt) {
 #else
   constexpr unsigned k_first = 0;
   pl::Tile t;
   for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
-#if GU_OVERLAP
-    const unsigned k_end = k_tiles;
-#endif
-#endif
-#if GU_OVERLAP
-#if GU_UNITS
-    const unsigned k_end = u.k_end;
-    const bool overlap_end = u.emit && u.peer_end == u.peer_begin;
-#else
-    constexpr bool overlap_end = true;
-#endif
-    if (up_pending && k_end <= k_first) {  // no stage to overlap with: finish the previous tile now
-      wgmma_wait_all();
-      finish_up();
-    }
-#endif
-#if GU_UNITS
-    for (unsigned kt = u.k_begin; kt < u.k_end; ++kt) {
-#else
     for (unsigned kt = 0; kt < k_tiles; ++kt) {
 #endif
       ab.wait();
       const unsigned a = pl::smem_addr(ab.a<unsigned char>(ctx)) + row0 * 128u;
       const unsigned b = pl::smem_addr(ab.b<unsigned char>(ctx));
       wgmma_fence();
-#if GU_OVERLAP
-      if (up_pending) {
-        // This tile's first stage: its gate group runs while the previous tile's up is stored.
-#pragma unroll
-        for (unsigned k = 0; k < kTileK / 16; ++k)
-          mma_step(gate, desc_sw128(a + k * 32u), desc_sw128(b + col0 * 128u + k * 32u), k > 0 ? 1 : 0);
-        wgmma_commit();
-        wgmma_wait_one();  // the previous tile's up group (committed before this gate group)
-        finish_up();
-        wgmma_fence();  // up's registers were read by the stores
-#pragma unroll
-        for (unsigned k = 0; k < kTileK / 16; ++k)
-          mma_step(up, desc_sw128(a + k * 32u), desc_sw128(b + (kTileN + col0) * 128u + k * 32u), k > 0 ? 1 : 0);
-        wgmma_commit();
-        wgmma_wait_all();
-        fence_operands(gate);
-        fence_operands(up);
-        done.release(ctx);
-        done.advance();
-        ab.advance();
-        continue;
-      }
-      if (overlap_end && kt + 1 == k_end) {
-        // This tile's last stage: gate, then up, in two groups; gate is stored while up runs.
-#pragma unroll
-        for (unsigned k = 0; k < kTileK / 16; ++k)
-          mma_step(gate, desc_sw128(a + k * 32u), desc_sw128(b + col0 * 128u + k * 32u), (kt > k_first || k > 0) ? 1 : 0);
-        wgmma_commit();
-#pragma unroll
-        for (unsigned k = 0; k < kTileK / 16; ++k)
-          mma_step(up, desc_sw128(a + k * 32u), desc_sw128(b + (kTileN + col0) * 128u + k * 32u), (kt > k_first || k > 0) ? 1 : 0);
-        wgmma_commit();
-        wgmma_wait_one();
-        fence_operands(gate);
-        out.acquire();
-        store_block(gate, false);
-        up_pending = true;
-        ab.advance();  // released by finish_up(), once the up group completed
-        continue;
-      }
-#endif
 #pragma unroll
       for (unsigned k = 0; k < kTileK / 16; ++k) {
         const int scale = (kt > k_first || k > 0) ? 1 : 0;  // the first step of a tile (a unit) overwrites
@@ -375,22 +419,9 @@ PL_COMPONENT(wgmma_gu_main) {
       wgmma_wait_all();
       fence_operands(gate);
       fence_operands(up);
-#if GU_OVERLAP
-      done.release(ctx);
-      done.advance();
-#else
       ab.release(ctx);  // arrive = "warp": the stage's wgmma reads are complete; __syncwarp(), lane 0
-#endif
       ab.advance();
     }
-#endif
-#if GU_OVERLAP
-    if (up_pending) continue;  // this tile's up is stored at the next tile's first stage
-    // Nothing is in flight here; ptxas cannot tell (up_pending decides it), and without this wait
-    // it sees a path from the overlapped end to the stores and adds below and serializes every wgmma.
-    wgmma_wait_all();
-    fence_operands(gate);
-    fence_operands(up);
 #endif
 
 #if GU_UNITS
@@ -496,10 +527,5 @@ PL_COMPONENT(wgmma_gu_main) {
 #endif  // GU_SWIGLU
 #endif
   }
-#if GU_OVERLAP
-  if (up_pending) {
-    wgmma_wait_all();
-    finish_up();
-  }
-#endif
 }
+#endif  // GU_OVERLAP
