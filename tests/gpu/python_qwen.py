@@ -81,8 +81,9 @@ VARIANTS = {
     # session 10: the loader and main loop that walk work units (pl::unit_at), linked with a split
     # schedule: split-k (the partial last wave's tiles cut into equal k pieces: M = 1000 has 1600
     # tiles, 16 of them split 8 ways; M = 256 400 tiles, 4 split 33 ways) and stream-k (M = 64 / 40:
-    # 247 tiles in 132 shares of k slices); each split tile summed from f32 partials
-    "fused_sw_splitk": ([Q / "loader/contract_sk.toml", Q / "mma/contract_sw_sk.toml", Q / "mma/contract_sw_sk.toml",
+    # 247 tiles in 132 shares of k slices); each split tile summed from f32 partials; since session 18
+    # its main loop overlaps the tile boundary (contract_sw_sk_ov.toml: -DGU_OVERLAP=1)
+    "fused_sw_splitk": ([Q / "loader/contract_sk.toml", Q / "mma/contract_sw_sk_ov.toml", Q / "mma/contract_sw_sk_ov.toml",
                          Q / "swiglu/contract_sw.toml", Q / "store/contract.toml"], [1000, 256]),
     # session 12: the ping-pong main loop (two warpgroups take the tiles in turn), grouped:8 order;
     # M = 16: 400 tiles, 3 or 4 per block (odd counts: the instances' turns end unevenly)
