@@ -18,7 +18,9 @@
 #     NVRTC:   pipelink compile (LTO-IR through NVRTC)
 #   into <OUTPUT_DIRECTORY>/<object> (default directory: the current binary directory), where
 #   <object> is the contract's [component] object key; OUTPUT_NAME, if given, must equal it (a
-#   mismatch is a configure error). Creates the custom target <name>.
+#   mismatch is a configure error). Creates the custom target <name>. The object is built with the
+#   contract's [component] defines (what the monolithic control compiles the source with): DEFINES,
+#   where given, must be the same macros (PL_CHECKED aside), else a configure error.
 #   OBJECT_OF <other>: compiles nothing; <contract> describes <other>'s object (another contract
 #   for the same object, e.g. other facts), which must be the object the contract names.
 #
@@ -68,6 +70,36 @@ function(_pipelink_contract_object contract out_var)
   set(${out_var} "${_object}" PARENT_SCOPE)
 endfunction()
 
+# The contract's [component] defines (the macros the monolithic control compiles its source with),
+# normalized (no -D, sorted) into out_var, and whether the key is there into found_var. Reads the
+# one-line array form; a contract that writes the array over several lines is refused here, since
+# the object's build and the control's must not be able to differ unnoticed.
+function(_pipelink_contract_defines contract out_var found_var)
+  file(STRINGS "${contract}" _lines REGEX "^[ \t]*(\\[|defines[ \t]*=)")
+  set(_table "")
+  set(_defs "")
+  set(_found FALSE)
+  foreach(_line IN LISTS _lines)
+    if(_line MATCHES "^[ \t]*\\[+([^]]*)\\]")
+      string(STRIP "${CMAKE_MATCH_1}" _table)
+    elseif(_table STREQUAL "component" AND _line MATCHES "^[ \t]*defines[ \t]*=")
+      if(NOT _line MATCHES "^[ \t]*defines[ \t]*=[ \t]*\\[([^]]*)\\]")
+        message(FATAL_ERROR "PipeLink: ${contract}: write [component] defines as a one-line array "
+                            "(defines = [\"A=1\", \"B\"]) so the build can check it against the object's defines")
+      endif()
+      set(_found TRUE)
+      string(REGEX MATCHALL "[\"']([^\"']*)[\"']" _items "${CMAKE_MATCH_1}")
+      foreach(_it IN LISTS _items)
+        string(REGEX REPLACE "^[\"']|[\"']$" "" _it "${_it}")
+        list(APPEND _defs "${_it}")
+      endforeach()
+    endif()
+  endforeach()
+  list(SORT _defs)
+  set(${out_var} "${_defs}" PARENT_SCOPE)
+  set(${found_var} ${_found} PARENT_SCOPE)
+endfunction()
+
 function(_pipelink_arch arch out_var)
   if(NOT arch MATCHES "^sm_([0-9]+a?)$")
     message(FATAL_ERROR "PipeLink: ARCH must look like sm_90a, got '${arch}'")
@@ -102,6 +134,27 @@ function(pipelink_add_component)
     set(object "${A_OUTPUT_NAME}")
   endif()
 
+  # The object's defines are the contract's: DEFINES, where given, must list the same macros (the
+  # control is compiled with the contract's, so an object built otherwise is not the code its
+  # contract describes); without DEFINES the contract's are used.
+  _pipelink_contract_defines("${contract}" contract_defines has_defines)
+  set(given_defines "")
+  foreach(d IN LISTS A_DEFINES)
+    string(REGEX REPLACE "^-D" "" d "${d}")
+    if(NOT d MATCHES "^PL_CHECKED(=.*)?$")  # the checked build is the link's mode (pipelink -D PL_CHECKED), not the contract's
+      list(APPEND given_defines "${d}")
+    endif()
+  endforeach()
+  list(SORT given_defines)
+  if(A_DEFINES AND NOT given_defines STREQUAL contract_defines AND (has_defines OR given_defines))
+    message(FATAL_ERROR "pipelink_add_component(${A_NAME}): DEFINES '${given_defines}' differ from the defines "
+                        "'${contract_defines}' that ${contract} states ([component] defines, what the monolithic "
+                        "control compiles the source with); make them the same, or drop DEFINES to use the contract's")
+  endif()
+  if(NOT A_DEFINES AND has_defines AND NOT A_OBJECT_OF)
+    set(A_DEFINES ${contract_defines})
+  endif()
+
   if(A_OBJECT_OF)
     if(A_SOURCES OR A_NVRTC OR A_DEFINES OR A_OUTPUT_DIRECTORY OR A_INCLUDE_DIRECTORIES)
       message(FATAL_ERROR "pipelink_add_component(${A_NAME}): OBJECT_OF takes no SOURCES, NVRTC, DEFINES, "
@@ -119,10 +172,19 @@ function(pipelink_add_component)
       message(FATAL_ERROR "pipelink_add_component(${A_NAME}): ${contract} names object '${object}', "
                           "but ${A_OBJECT_OF} builds '${other_name}'")
     endif()
+    get_target_property(other_defines ${A_OBJECT_OF} PIPELINK_DEFINES)
+    if(NOT other_defines)
+      set(other_defines "")
+    endif()
+    if(NOT contract_defines STREQUAL other_defines)
+      message(FATAL_ERROR "pipelink_add_component(${A_NAME}): ${contract} states defines '${contract_defines}', "
+                          "but ${A_OBJECT_OF} builds its object with '${other_defines}'")
+    endif()
     get_target_property(sources ${A_OBJECT_OF} PIPELINK_SOURCES)
     add_custom_target(${A_NAME} DEPENDS ${A_OBJECT_OF})
     set_target_properties(${A_NAME} PROPERTIES PIPELINK_OBJECT "${other_object}" PIPELINK_CONTRACT "${contract}"
-                          PIPELINK_SOURCES "${sources}" PIPELINK_BUILD_TARGET ${A_OBJECT_OF})
+                          PIPELINK_SOURCES "${sources}" PIPELINK_BUILD_TARGET ${A_OBJECT_OF}
+                          PIPELINK_DEFINES "${other_defines}")
     return()
   endif()
 
@@ -211,7 +273,7 @@ function(pipelink_add_component)
   endif()
   add_custom_target(${A_NAME} DEPENDS "${out}")
   set_target_properties(${A_NAME} PROPERTIES PIPELINK_OBJECT "${out}" PIPELINK_CONTRACT "${contract}"
-                        PIPELINK_SOURCES "${sources}" PIPELINK_BUILD_TARGET ${A_NAME})
+                        PIPELINK_SOURCES "${sources}" PIPELINK_BUILD_TARGET ${A_NAME} PIPELINK_DEFINES "${contract_defines}")
 endfunction()
 
 function(pipelink_link)

@@ -4,6 +4,7 @@
 #   - the cubin and the map exist and the map has a `launch` line;
 #   - touching one component's source rebuilds that component and the link, nothing else;
 #   - an OUTPUT_NAME that differs from the contract's object is a configure error;
+#   - a component is built with its contract's defines, and DEFINES that differ are a configure error;
 #   - the installed linker reads the installed include/pipelink/device.cuh (the environment
 #     variable PIPELINK_INCLUDE_DIR still overrides it);
 #   - the exported library links into a program, and the installed Python package finds its libraries.
@@ -57,6 +58,15 @@ if cmake -S "$W" -B "$T/mismatch" -DCMAKE_PREFIX_PATH="$P" -DCUDAToolkit_ROOT="$
   echo "FAIL an OUTPUT_NAME that differs from the contract's object configured"; fail=1
 else
   check 'grep -q "differs from" "$T/mismatch.log"' "OUTPUT_NAME renamed.o vs object alpha.o: configure error"
+fi
+
+# The object is built with the contract's defines (alpha.cu does not compile without them); DEFINES
+# that differ from them are a configure error.
+if cmake -S "$W" -B "$T/defs" -DCMAKE_PREFIX_PATH="$P" -DCUDAToolkit_ROOT="$CUDA_ROOT" -DPL_TEST_DEFINES_MISMATCH=ON \
+     >"$T/defs.log" 2>&1; then
+  echo "FAIL DEFINES that differ from the contract's defines configured"; fail=1
+else
+  check 'tr -s " \n" " " <"$T/defs.log" | grep -q "differ from the defines"' "DEFINES ALPHA_TILE_Q=16 vs the contract's ALPHA_TILE_Q=32: configure error"
 fi
 
 # The installed pipelink includes the installed device.cuh: poison that copy and the link fails;
