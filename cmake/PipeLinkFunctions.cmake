@@ -20,7 +20,8 @@
 #   <object> is the contract's [component] object key; OUTPUT_NAME, if given, must equal it (a
 #   mismatch is a configure error). Creates the custom target <name>. The object is built with the
 #   contract's [component] defines (what the monolithic control compiles the source with): DEFINES,
-#   where given, must be the same macros (PL_CHECKED aside), else a configure error.
+#   where given, must be the same macros (PL_CHECKED aside: DEFINES PL_CHECKED alone builds the
+#   contract's defines and PL_CHECKED), else a configure error.
 #   OBJECT_OF <other>: compiles nothing; <contract> describes <other>'s object (another contract
 #   for the same object, e.g. other facts), which must be the object the contract names.
 #
@@ -61,7 +62,7 @@ function(_pipelink_contract_object contract out_var)
   set(_table "")
   set(_object "")
   foreach(_line IN LISTS _lines)
-    if(_line MATCHES "^[ \t]*\\[+([^]]*)\\]")
+    if(_line MATCHES "^[ \t]*\\[+[ \t]*([A-Za-z_][^]]*)\\]")  # a table header, not an array's continuation line
       string(STRIP "${CMAKE_MATCH_1}" _table)
     elseif(_table STREQUAL "component" AND _line MATCHES "^[ \t]*object[ \t]*=[ \t]*[\"']([^\"']*)[\"']")
       set(_object "${CMAKE_MATCH_1}")
@@ -80,7 +81,7 @@ function(_pipelink_contract_defines contract out_var found_var)
   set(_defs "")
   set(_found FALSE)
   foreach(_line IN LISTS _lines)
-    if(_line MATCHES "^[ \t]*\\[+([^]]*)\\]")
+    if(_line MATCHES "^[ \t]*\\[+[ \t]*([A-Za-z_][^]]*)\\]")  # a table header, not an array's continuation line
       string(STRIP "${CMAKE_MATCH_1}" _table)
     elseif(_table STREQUAL "component" AND _line MATCHES "^[ \t]*defines[ \t]*=")
       if(NOT _line MATCHES "^[ \t]*defines[ \t]*=[ \t]*\\[([^]]*)\\]")
@@ -139,20 +140,23 @@ function(pipelink_add_component)
   # contract describes); without DEFINES the contract's are used.
   _pipelink_contract_defines("${contract}" contract_defines has_defines)
   set(given_defines "")
+  set(checked_defines "")
   foreach(d IN LISTS A_DEFINES)
     string(REGEX REPLACE "^-D" "" d "${d}")
-    if(NOT d MATCHES "^PL_CHECKED(=.*)?$")  # the checked build is the link's mode (pipelink -D PL_CHECKED), not the contract's
+    if(d MATCHES "^PL_CHECKED(=.*)?$")  # the checked build is the link's mode (pipelink -D PL_CHECKED), not the contract's
+      list(APPEND checked_defines "${d}")
+    else()
       list(APPEND given_defines "${d}")
     endif()
   endforeach()
   list(SORT given_defines)
-  if(A_DEFINES AND NOT given_defines STREQUAL contract_defines AND (has_defines OR given_defines))
+  if(NOT given_defines STREQUAL "" AND NOT given_defines STREQUAL contract_defines)
     message(FATAL_ERROR "pipelink_add_component(${A_NAME}): DEFINES '${given_defines}' differ from the defines "
                         "'${contract_defines}' that ${contract} states ([component] defines, what the monolithic "
                         "control compiles the source with); make them the same, or drop DEFINES to use the contract's")
   endif()
-  if(NOT A_DEFINES AND has_defines AND NOT A_OBJECT_OF)
-    set(A_DEFINES ${contract_defines})
+  if(given_defines STREQUAL "" AND has_defines AND NOT A_OBJECT_OF)  # none given (or PL_CHECKED alone): the contract's
+    set(A_DEFINES ${contract_defines} ${checked_defines})
   endif()
 
   if(A_OBJECT_OF)
@@ -173,7 +177,7 @@ function(pipelink_add_component)
                           "but ${A_OBJECT_OF} builds '${other_name}'")
     endif()
     get_target_property(other_defines ${A_OBJECT_OF} PIPELINK_DEFINES)
-    if(NOT other_defines)
+    if(other_defines MATCHES "-NOTFOUND$")
       set(other_defines "")
     endif()
     if(NOT contract_defines STREQUAL other_defines)

@@ -338,18 +338,21 @@ void check_ptxas_report(LinkContext& ctx, const std::string& info) {
   }
   {
     // ptxas keeps wgmma asynchronous only where it can prove no other instruction touches an
-    // accumulator register while a group using it may be in flight, on every path; otherwise it
-    // serializes every wgmma of the kernel (each waits for the one before) and says so only as
-    // "info". A probe that did this ran 17-24% slower with correct results (bench/NOTES.md,
-    // session 18), so the link says it.
+    // accumulator register while a group using it may be in flight, on every path (and no call or
+    // divergent branch sits inside the pipeline); otherwise it serializes every wgmma of the kernel
+    // (each waits for the one before) and says so only as "info". A probe that did this ran 17-22%
+    // slower with correct results (bench/NOTES.md, session 18), so the link says it, once, with
+    // every reason ptxas gave.
     const WgmmaReport w = wgmma_report(info);
-    for (const std::string& why : w.serialized) {
+    if (!w.serialized.empty()) {
+      std::string why;
+      for (const std::string& r : w.serialized) why += (why.empty() ? "" : "; ") + r;
       Diagnostic& d = ctx.diags.warning("wgmma-serialized", "ptxas serialized the linked kernel's wgmma instructions (" + why +
                                                                 "): each waits for the one before it");
-      d.notes.push_back("ptxas keeps wgmma asynchronous only where no other instruction reads or writes an accumulator register "
-                        "while a group using it may be in flight, on any path (also paths the code never takes at run time), and "
-                        "the accumulators fit the warpgroup's registers: look for accumulator accesses between wgmma issue and "
-                        "wgmma.wait_group, and at the register budget");
+      d.notes.push_back("ptxas keeps wgmma asynchronous only where, on every path (also paths the code never takes at run "
+                        "time), no other instruction reads or writes an accumulator register while a group using it may be "
+                        "in flight, no function call or divergent branch sits inside the pipeline, and the accumulators fit "
+                        "the warpgroup's registers: look between wgmma issue and wgmma.wait_group, and at the register budget");
       if (w.injected_waits + w.injected_arrives > 0)
         d.notes.push_back("ptxas also injected " + std::to_string(w.injected_waits) + " warpgroup.wait (C7517) and " +
                           std::to_string(w.injected_arrives) + " warpgroup.arrive (C7519); pipelink link -v prints where");

@@ -38,6 +38,7 @@ cmake --build "$O" >"$T/build1.log" 2>&1 || { cat "$T/build1.log"; die "build"; 
 check '[ -s "$O/tiny.cubin" ] && [ -s "$O/tiny.map" ]' "tiny.cubin and tiny.map built"
 check 'grep -q "^launch pipelink_kernel threads 96 " "$O/tiny.map"' "the map has a launch line (3 instances, 96 threads)"
 check '[ -s "$O/alpha.o" ] && [ -s "$O/beta.ltoir" ]' "objects named by the contracts: alpha.o, beta.ltoir"
+check '[ -s "$O/checked/alpha.o" ]' "DEFINES PL_CHECKED alone: built with the contract's defines too (alpha.cu needs them)"
 check '"$O/include_dir" >/dev/null' "a program linked with PipeLink::pipelink runs"
 
 # Touch one component: only it and the link are rebuilt.

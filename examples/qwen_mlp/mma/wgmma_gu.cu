@@ -107,7 +107,8 @@ static_assert(GU_TILE_M == 0 || (GU_TILE_M == 16 && GU_SPLIT_N && GU_INSTANCES =
               "GU_TILE_M=16: the one-warpgroup small-M tile, row-major acc stage, whole tiles");
 
 static_assert(!GU_SWIGLU || (!GU_ACC_PANELS && !GU_SPLIT_N && !GU_UNITS), "GU_SWIGLU: the row-major tile split by rows, whole tiles");
-// -DGU_OVERLAP=1 (probe, the split-k panel kernels): the tile boundary overlapped. A tile's last
+// -DGU_OVERLAP=1 (contract_sw_sk_ov.toml: the fused split-k kernel selected at M > 1024 since
+// session 18; the split-k panel build only): the tile boundary overlapped. A tile's last
 // stage commits its gate and up groups apart and stores gate while up still runs; the next tile's
 // first stage issues its gate group before the previous up is stored. The loop is rotated so that
 // an iteration ends after a unit's first stage: no join of the control flow ever sees a group in
@@ -115,7 +116,8 @@ static_assert(!GU_SWIGLU || (!GU_ACC_PANELS && !GU_SPLIT_N && !GU_UNITS), "GU_SW
 #ifndef GU_OVERLAP
 #define GU_OVERLAP 0
 #endif
-static_assert(!GU_OVERLAP || (GU_ACC_PANELS && GU_UNITS && !GU_PAIR && !GU_SPLIT_N), "GU_OVERLAP: the split-k panel kernels");
+static_assert(!GU_OVERLAP || (GU_ACC_PANELS && GU_UNITS && !GU_PAIR && !GU_SPLIT_N && !GU_INFLIGHT && !GU_SWIGLU && GU_TILE_N == 128),
+              "GU_OVERLAP: the split-k panel kernels (128 x 128, four 64-column panels)");
 
 namespace wgmma_gu {
 constexpr unsigned kInstances = GU_INSTANCES;
