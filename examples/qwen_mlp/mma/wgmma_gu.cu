@@ -166,6 +166,42 @@ __device__ __forceinline__ float silu_mul(float g, float u) {
   asm("tanh.approx.f32 %0, %1;" : "=f"(t) : "f"(hg));
   return fmaf(hg, t, hg) * u;
 }
+#if GU_UNITS
+// The split-k part of a unit's end, for both bodies below. A unit that does not emit its tile stores
+// its f32 accumulators as its block's partial (fragment order: register j of thread t at
+// j * 128 + t, gate then up), publishes it and returns false; the unit that emits adds its peers'
+// partials, in block order (deterministic), and returns true.
+// tid: this thread within the warpgroup (the instance), threadIdx.x % 128.
+__device__ __forceinline__ bool unit_partials(const pl::Ctx& ctx, const pl::Unit& u, float (&gate)[kAcc], float (&up)[kAcc],
+                                              unsigned tid) {
+  if (!u.emit) {
+    float* p = pl::partials<float>(ctx, blockIdx.x);
+#pragma unroll
+    for (unsigned j = 0; j < kAcc; ++j) {
+      __stcg(p + j * 128u + tid, gate[j]);
+      __stcg(p + (kAcc + j) * 128u + tid, up[j]);
+    }
+    C::barrier::wg_sync::sync(ctx);
+    if (tid == 0) pl::partials_publish(ctx);
+    return false;
+  }
+  if (u.peer_end > u.peer_begin) {
+    if (tid == 0)
+      for (unsigned b = u.peer_begin; b < u.peer_end; ++b) pl::partials_wait(ctx, b);
+    C::barrier::wg_sync::sync(ctx);
+    for (unsigned b = u.peer_begin; b < u.peer_end; ++b) {
+      const float* p = pl::partials<const float>(ctx, b);
+#pragma unroll
+      for (unsigned j = 0; j < kAcc; ++j) {
+        gate[j] += __ldcg(p + j * 128u + tid);
+        up[j] += __ldcg(p + (kAcc + j) * 128u + tid);
+      }
+      if (tid == 0) pl::partials_consumed(ctx, b);  // read once per launch: clear for the next
+    }
+  }
+  return true;
+}
+#endif
 }  // namespace wgmma_gu
 
 // What this code compiles in beyond the header's records (PL_WARPS, PL_ARRIVE for ab and acc),
@@ -254,31 +290,7 @@ PL_COMPONENT(wgmma_gu_main) {
   };
   // A unit's end without overlap (as the plain build): partials, or the peers' sum, then both blocks.
   auto end_plain = [&](const pl::Unit& u) {
-    if (!u.emit) {
-      float* p = pl::partials<float>(ctx, blockIdx.x);
-#pragma unroll
-      for (unsigned j = 0; j < kAcc; ++j) {
-        __stcg(p + j * 128u + tid, gate[j]);
-        __stcg(p + (kAcc + j) * 128u + tid, up[j]);
-      }
-      C::barrier::wg_sync::sync(ctx);
-      if (tid == 0) pl::partials_publish(ctx);
-      return;
-    }
-    if (u.peer_end > u.peer_begin) {
-      if (tid == 0)
-        for (unsigned b = u.peer_begin; b < u.peer_end; ++b) pl::partials_wait(ctx, b);
-      C::barrier::wg_sync::sync(ctx);
-      for (unsigned b = u.peer_begin; b < u.peer_end; ++b) {
-        const float* p = pl::partials<const float>(ctx, b);
-#pragma unroll
-        for (unsigned j = 0; j < kAcc; ++j) {
-          gate[j] += __ldcg(p + j * 128u + tid);
-          up[j] += __ldcg(p + (kAcc + j) * 128u + tid);
-        }
-        if (tid == 0) pl::partials_consumed(ctx, b);
-      }
-    }
+    if (!unit_partials(ctx, u, gate, up, tid)) return;
     out.acquire();
     store_block(gate, false);
     store_block(up, true);
@@ -427,36 +439,7 @@ PL_COMPONENT(wgmma_gu_main) {
 #endif
 
 #if GU_UNITS
-    {
-      const unsigned tid = threadIdx.x & 127u;  // this thread within the warpgroup (the instance)
-      if (!u.emit) {
-        // A piece of a tile another block emits: its partial, in fragment order, then the flag.
-        float* p = pl::partials<float>(ctx, blockIdx.x);
-#pragma unroll
-        for (unsigned j = 0; j < kAcc; ++j) {
-          __stcg(p + j * 128u + tid, gate[j]);
-          __stcg(p + (kAcc + j) * 128u + tid, up[j]);
-        }
-        C::barrier::wg_sync::sync(ctx);
-        if (tid == 0) pl::partials_publish(ctx);
-        continue;
-      }
-      if (u.peer_end > u.peer_begin) {
-        // The tile's other k slices, summed in block order (deterministic).
-        if (tid == 0)
-          for (unsigned b = u.peer_begin; b < u.peer_end; ++b) pl::partials_wait(ctx, b);
-        C::barrier::wg_sync::sync(ctx);
-        for (unsigned b = u.peer_begin; b < u.peer_end; ++b) {
-          const float* p = pl::partials<const float>(ctx, b);
-#pragma unroll
-          for (unsigned j = 0; j < kAcc; ++j) {
-            gate[j] += __ldcg(p + j * 128u + tid);
-            up[j] += __ldcg(p + (kAcc + j) * 128u + tid);
-          }
-          if (tid == 0) pl::partials_consumed(ctx, b);  // read once per launch: clear for the next
-        }
-      }
-    }
+    if (!unit_partials(ctx, u, gate, up, threadIdx.x & 127u)) continue;  // a piece of a tile another block emits
 #endif
     // Accumulator (n8 block j, register 4j + 2h + e) is row row0 + 16 warp + lane/4 + 8h, column
     // col0 + 8j + 2 (lane % 4) + e of each block.
