@@ -70,6 +70,14 @@ else
   check 'tr -s " \n" " " <"$T/defs.log" | grep -q "differ from the defines"' "DEFINES ALPHA_TILE_Q=16 vs the contract's ALPHA_TILE_Q=32: configure error"
 fi
 
+# A defines array over several lines cannot be checked by the build: a configure error that says so.
+if cmake -S "$W" -B "$T/ml" -DCMAKE_PREFIX_PATH="$P" -DCUDAToolkit_ROOT="$CUDA_ROOT" -DPL_TEST_DEFINES_MULTILINE=ON \
+     >"$T/ml.log" 2>&1; then
+  echo "FAIL a multi-line defines array configured"; fail=1
+else
+  check 'tr -s " \n" " " <"$T/ml.log" | grep -q "as a one-line array"' "a multi-line defines array: configure error"
+fi
+
 # The installed pipelink includes the installed device.cuh: poison that copy and the link fails;
 # PIPELINK_INCLUDE_DIR pointing elsewhere overrides it.
 echo '#error "PL_INSTALLED_DEVICE_CUH"' >>"$P/include/pipelink/device.cuh"
