@@ -53,30 +53,22 @@ touch "$T/stamp2"
 cmake --build "$O" >"$T/build3.log" 2>&1 || die "third build"
 check '[ -z "$(find "$O" -maxdepth 1 -newer "$T/stamp2" -type f)" ]' "a second build does nothing"
 
-# A mismatch between OUTPUT_NAME and the contract's object is a configure error.
-if cmake -S "$W" -B "$T/mismatch" -DCMAKE_PREFIX_PATH="$P" -DCUDAToolkit_ROOT="$CUDA_ROOT" -DPL_TEST_MISMATCH=ON \
-     >"$T/mismatch.log" 2>&1; then
-  echo "FAIL an OUTPUT_NAME that differs from the contract's object configured"; fail=1
-else
-  check 'grep -q "differs from" "$T/mismatch.log"' "OUTPUT_NAME renamed.o vs object alpha.o: configure error"
-fi
-
+# configure_fails NAME OPTION PATTERN LABEL: configuring with -DOPTION=ON must fail, and CMake's message
+# (its lines joined: CMake wraps them) must contain PATTERN.
+configure_fails() {
+  if cmake -S "$W" -B "$T/$1" -DCMAKE_PREFIX_PATH="$P" -DCUDAToolkit_ROOT="$CUDA_ROOT" "-D$2=ON" >"$T/$1.log" 2>&1; then
+    echo "FAIL $4: it configured"; fail=1
+  else
+    check "tr -s ' \\n' ' ' <'$T/$1.log' | grep -q '$3'" "$4: configure error"
+  fi
+}
+# A mismatch between OUTPUT_NAME and the contract's object.
+configure_fails mismatch PL_TEST_MISMATCH "differs from" "OUTPUT_NAME renamed.o vs object alpha.o"
 # The object is built with the contract's defines (alpha.cu does not compile without them); DEFINES
-# that differ from them are a configure error.
-if cmake -S "$W" -B "$T/defs" -DCMAKE_PREFIX_PATH="$P" -DCUDAToolkit_ROOT="$CUDA_ROOT" -DPL_TEST_DEFINES_MISMATCH=ON \
-     >"$T/defs.log" 2>&1; then
-  echo "FAIL DEFINES that differ from the contract's defines configured"; fail=1
-else
-  check 'tr -s " \n" " " <"$T/defs.log" | grep -q "differ from the defines"' "DEFINES ALPHA_TILE_Q=16 vs the contract's ALPHA_TILE_Q=32: configure error"
-fi
-
-# A defines array over several lines cannot be checked by the build: a configure error that says so.
-if cmake -S "$W" -B "$T/ml" -DCMAKE_PREFIX_PATH="$P" -DCUDAToolkit_ROOT="$CUDA_ROOT" -DPL_TEST_DEFINES_MULTILINE=ON \
-     >"$T/ml.log" 2>&1; then
-  echo "FAIL a multi-line defines array configured"; fail=1
-else
-  check 'tr -s " \n" " " <"$T/ml.log" | grep -q "as a one-line array"' "a multi-line defines array: configure error"
-fi
+# that differ from them are refused.
+configure_fails defs PL_TEST_DEFINES_MISMATCH "differ from the defines" "DEFINES ALPHA_TILE_Q=16 vs the contract's ALPHA_TILE_Q=32"
+# A defines array over several lines cannot be checked by the build: refused, saying so.
+configure_fails ml PL_TEST_DEFINES_MULTILINE "as a one-line array" "a multi-line defines array"
 
 # The installed pipelink includes the installed device.cuh: poison that copy and the link fails;
 # PIPELINK_INCLUDE_DIR pointing elsewhere overrides it.
