@@ -76,9 +76,27 @@ endfunction()
 # one-line array form; a contract that writes the array over several lines is refused here, since
 # the object's build and the control's must not be able to differ unnoticed.
 function(_pipelink_contract_defines contract out_var found_var)
+  file(READ "${contract}" _text)
+  # This is no TOML parser (pipelink's toml++ is not built when CMake configures): what it cannot
+  # read exactly it refuses, since a misread would build the object with other macros than the
+  # contract states, unnoticed.
+  set(_refuse "")
+  if(_text MATCHES "\"\"\"|'''")
+    set(_refuse "a multi-line string")
+  elseif(_text MATCHES "(^|\n)[ \t]*[\"']defines[\"'][ \t]*=")
+    set(_refuse "a quoted defines key")
+  elseif(_text MATCHES "(^|\n)[ \t]*[\"']?component[\"']?[ \t]*(\\.|=)")
+    set(_refuse "a dotted or inline component table")
+  elseif(_text MATCHES "(^|\n)[ \t]*\\[+[ \t]*[\"']")
+    set(_refuse "a quoted table name")
+  endif()
+  if(NOT _refuse STREQUAL "")
+    message(FATAL_ERROR "PipeLink: ${contract}: the build reads [component] defines from the contract's text and "
+                        "cannot read ${_refuse} exactly; write the contract without it (a [component] table with "
+                        "defines = [\"A=1\", \"B\"] on one line)")
+  endif()
   # Brackets and semicolons would bend CMake's list splitting (an unbalanced "[" joins the lines
   # after it into one element): they are stood in for before the text is split into lines.
-  file(READ "${contract}" _text)
   string(REPLACE ";" "<pl-sc>" _text "${_text}")
   string(REPLACE "[" "<pl-lb>" _text "${_text}")
   string(REPLACE "]" "<pl-rb>" _text "${_text}")
@@ -92,15 +110,18 @@ function(_pipelink_contract_defines contract out_var found_var)
     elseif(_table STREQUAL "component" AND _line MATCHES "^[ \t]*defines[ \t]*=[ \t]*(.*)$")
       set(_value "${CMAKE_MATCH_1}")
       # The quoted items up to the array's closing bracket (a bracket inside an item's quotes is
-      # part of the item); no closing bracket on the line: an array over several lines.
+      # part of the item); no closing bracket before the end of the line or a comment: an array
+      # over several lines.
       set(_items "")
       set(_closed FALSE)
       if(_value MATCHES "^<pl-lb>")
         string(SUBSTRING "${_value}" 7 -1 _value)  # after "<pl-lb>"
-        string(REGEX MATCHALL "\"[^\"]*\"|'[^']*'|<pl-rb>" _tokens "${_value}")
+        string(REGEX MATCHALL "\"[^\"]*\"|'[^']*'|<pl-rb>|#" _tokens "${_value}")
         foreach(_tok IN LISTS _tokens)
           if(_tok STREQUAL "<pl-rb>")
             set(_closed TRUE)
+            break()
+          elseif(_tok STREQUAL "#")
             break()
           endif()
           list(APPEND _items "${_tok}")
@@ -113,15 +134,17 @@ function(_pipelink_contract_defines contract out_var found_var)
       set(_found TRUE)
       foreach(_it IN LISTS _items)
         string(REGEX REPLACE "^[\"']|[\"']$" "" _it "${_it}")
+        if(_it MATCHES "<pl-sc>|\\\\")
+          message(FATAL_ERROR "PipeLink: ${contract}: the build cannot pass this define exactly (a ';' or an "
+                              "escape '\\'): write it without: ${_it}")
+        endif()
         string(REPLACE "<pl-lb>" "[" _it "${_it}")
         string(REPLACE "<pl-rb>" "]" _it "${_it}")
-        if(_it MATCHES "<pl-sc>")
-          message(FATAL_ERROR "PipeLink: ${contract}: a define with ';' cannot be passed through CMake: ${_it}")
-        endif()
         list(APPEND _defs "${_it}")
       endforeach()
     endif()
   endforeach()
+  list(REMOVE_DUPLICATES _defs)
   list(SORT _defs)
   set(${out_var} "${_defs}" PARENT_SCOPE)
   set(${found_var} ${_found} PARENT_SCOPE)
@@ -175,6 +198,7 @@ function(pipelink_add_component)
       list(APPEND given_defines "${d}")
     endif()
   endforeach()
+  list(REMOVE_DUPLICATES given_defines)
   list(SORT given_defines)
   if(NOT given_defines STREQUAL "" AND NOT given_defines STREQUAL contract_defines)
     message(FATAL_ERROR "pipelink_add_component(${A_NAME}): DEFINES '${given_defines}' differ from the defines "

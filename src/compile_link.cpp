@@ -625,12 +625,29 @@ bool compile_component(const std::string& source_path, const LinkOptions& option
 }
 
 WgmmaReport wgmma_report(const std::string& log) {
+  // Line by line with find, not std::regex: libstdc++'s regex recurses per character and a log
+  // line with a long (mangled) function name overflowed the stack (review helper-40).
+  static const std::string kPhrase = "Potential Performance Loss: wgmma.mma_async instructions are serialized due to ";
   WgmmaReport r;
-  static const std::regex ser(R"(\((C\d+)\) Potential Performance Loss: wgmma\.mma_async instructions are serialized due to ([^\n]*?)(?: in the function '[^']*')?\.?\s*(?:\n|$))");
-  for (std::sregex_iterator it(log.begin(), log.end(), ser), end; it != end; ++it)
-    r.serialized.push_back((*it)[1].str() + ": " + (*it)[2].str());
-  for (size_t at = log.find("(C7517)"); at != std::string::npos; at = log.find("(C7517)", at + 1)) ++r.injected_waits;
-  for (size_t at = log.find("(C7519)"); at != std::string::npos; at = log.find("(C7519)", at + 1)) ++r.injected_arrives;
+  for (size_t b = 0; b < log.size();) {
+    size_t e = log.find_first_of("\r\n", b);
+    if (e == std::string::npos) e = log.size();
+    const std::string line = log.substr(b, e - b);
+    b = e + 1;
+    if (line.find("(C7517)") != std::string::npos) ++r.injected_waits;
+    if (line.find("(C7519)") != std::string::npos) ++r.injected_arrives;
+    const size_t at = line.find(kPhrase);
+    if (at == std::string::npos) continue;
+    const size_t open = line.rfind("(C", at);
+    const size_t close = open == std::string::npos ? std::string::npos : line.find(')', open);
+    const std::string code = close != std::string::npos && close < at ? line.substr(open + 1, close - open - 1) : "ptxas";
+    std::string why = line.substr(at + kPhrase.size());
+    const size_t fn = why.rfind(" in the function '");
+    if (fn != std::string::npos) why.resize(fn);
+    while (!why.empty() && (why.back() == '.' || why.back() == ' ' || why.back() == '\t')) why.pop_back();
+    const std::string item = code + ": " + why;
+    if (std::find(r.serialized.begin(), r.serialized.end(), item) == r.serialized.end()) r.serialized.push_back(item);
+  }
   return r;
 }
 

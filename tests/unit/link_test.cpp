@@ -213,6 +213,13 @@ TEST(PtxasLog, WgmmaSerialized) {
       "ptxas info    : Compiling entry function 'pipelink_kernel' for 'sm_90a'\nptxas info    : Used 168 registers, used 3 barriers\n");
   EXPECT_TRUE(clean.serialized.empty());
   EXPECT_EQ(clean.injected_waits + clean.injected_arrives, 0);
+  // A 100 000-character function name (a long mangled one; a std::regex overflowed the stack near
+  // 40 000, review helper-40), CR line ends, and the same reason twice: one item.
+  const std::string line = "ptxas info    : (C7511) Potential Performance Loss: wgmma.mma_async instructions are serialized due to "
+                           "insufficient register resources for the wgmma pipeline in the function '" + std::string(100000, 'f') + "'";
+  const pipelink::WgmmaReport longer = pipelink::wgmma_report(line + "\r" + line + "\r");
+  ASSERT_EQ(longer.serialized.size(), 1u);
+  EXPECT_EQ(longer.serialized[0], "C7511: insufficient register resources for the wgmma pipeline");
 }
 
 // The launch manifest binds the cubin to its map: the linked code carries pl_manifest, and its
