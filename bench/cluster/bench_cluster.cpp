@@ -160,6 +160,15 @@ int main(int argc, char** argv) {
     if (!k->mod.fact("tile_m", tm) || !k->mod.fact("tile_n", tn)) { std::fprintf(stderr, "%s: no tile facts\n", k->label.c_str()); return 2; }
     k->tile_m = static_cast<unsigned>(tm);
     k->tile_n = static_cast<unsigned>(tn);
+    {  // the out box below is one row-major [tile_m x 2 tile_n] tile: refuse a store of panels (bench_qwen_mlp reads them)
+      std::ifstream f(k->map);
+      for (std::string line; std::getline(f, line);)
+        if (line.find("tensor p0 ") != std::string::npos) {
+          std::fprintf(stderr, "%s: its accumulator stage is the four 64-column panels (map %s); this bench stores one row-major "
+                               "tile: time it with bench_qwen_mlp\n", k->label.c_str(), k->map.c_str());
+          return 2;
+        }
+    }
     int clusters = 0;
     must(k->mod.max_active_clusters(clusters, stream), k->label);
     // A persistent grid: as many blocks as can be resident at once (whole clusters).

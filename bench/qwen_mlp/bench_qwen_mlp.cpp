@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <random>
@@ -162,35 +163,36 @@ void load_kernel(TestKernel& k) {
   k.tile_k = unsigned(tk);
   k.packed_w = k.mod.param_types().count("w_packed") != 0;
   if (k.packed_w && k.tile_k != 64) die(k.label + ": a packed W is packed in 64-wide k slices");
-  if (k.fused) {  // the rows of the stage the TMA store takes (the out map's box): "tensor tile bf16[RxC]"
-    // under the map's pipe whose consumer is tma_store (the SwiGLU's "out", or the main loop's stage
-    // itself when the SwiGLU is in its epilogue), whatever the link named the pipe
+  // What the TMA store takes, from the map (never from the label): the tensor(s) of the pipe whose
+  // consumer is tma_store, whatever the link named the pipe. "tensor tile bf16[RxC]": one row-major
+  // stage (the fused SwiGLU's out rows, or a GEMM's whole tile); "tensor p0 bf16[RxC]": the
+  // accumulator stage as four 128B-swizzled 64-column panels, stored with an [R x 64] swizzled box.
+  {
     std::ifstream f(k.map);
     std::string line;
     bool store_pipe = false;
+    unsigned tile_rows = 0, p0_rows = 0;
     while (std::getline(f, line)) {
       if (line.rfind("  ", 0) == 0 && line.size() > 2 && line[2] != ' ') store_pipe = false;  // the next pipe
       if (line.rfind("    consumers: ", 0) == 0) store_pipe = line.find("tma_store") != std::string::npos;
-      const std::string key = "tensor tile bf16[";
-      if (const size_t at = line.find(key); store_pipe && at != std::string::npos) {
-        k.out_rows = unsigned(std::stoul(line.substr(at + key.size())));
-        break;
-      }
+      if (!store_pipe) continue;
+      for (const char* key : {"tensor tile bf16[", "tensor p0 bf16["})
+        if (const size_t at = line.find(key); at != std::string::npos)
+          (key[7] == 't' ? tile_rows : p0_rows) = unsigned(std::stoul(line.substr(at + std::strlen(key))));
     }
-    if (k.out_rows == 0) k.out_rows = std::min(64u, k.tile_m);  // maps without the line: the SwiGLU's 64-row stages
-  }
-  if (k.panels) {  // the rows of the accumulator panels the store writes: the map's "tensor p0 bf16[RxC]" line
-    std::ifstream f(k.map);
-    std::string line;
-    const std::string key = "tensor p0 bf16[";
-    while (std::getline(f, line))
-      if (const size_t at = line.find(key); at != std::string::npos) {
-        k.panel_rows = unsigned(std::stoul(line.substr(at + key.size())));
-        break;
-      }
-    if (k.panel_rows == 0) die(k.label + ": no accumulator panel p0 in the map " + k.map);
-    if (k.panel_rows > k.tile_m)
-      die(k.label + ": the map's panel p0 has " + std::to_string(k.panel_rows) + " rows, more than tile_m = " + std::to_string(k.tile_m));
+    if (k.fused) {
+      k.out_rows = tile_rows ? tile_rows : std::min(64u, k.tile_m);  // maps without the line: the SwiGLU's 64-row stages
+    } else {
+      const bool panels = p0_rows != 0;
+      // a named variant's label says what it stores (the selection rules use it): it must agree
+      if (!k.probe && panels != k.panels)
+        die(k.label + ": the label says the accumulator stage is " + (k.panels ? "" : "not ") +
+            "the four 64-column panels, but the map's store pipe holds " + (panels ? "panel p0" : "no panel p0") + " (" + k.map + ")");
+      k.panels = panels;
+      k.panel_rows = p0_rows;
+      if (k.panels && k.panel_rows > k.tile_m)
+        die(k.label + ": the map's panel p0 has " + std::to_string(k.panel_rows) + " rows, more than tile_m = " + std::to_string(k.tile_m));
+    }
   }
 }
 
@@ -579,8 +581,8 @@ constexpr char kUsage[] =
     "           gemm-medium-s4 (the 128 x 104 GEMM with a 4-stage ring; selected at 64 < M <= 1024) and its -control;\n"
     "           fused-medium-swf (128 x 104, the SwiGLU in the main loop's epilogue, 4 stages; selected at 64 < M <= 1024),\n"
     "           fused-medium-swf-packed (its W-packed twin), each with -control\n"
-    "  --probe: a kernel timed and checked beside the others but never selected; LABEL starts with fused or gemm,\n"
-    "           and contains the word -sw if its accumulator stage is the four 64-column panels\n"
+    "  --probe: a kernel timed and checked beside the others but never selected; LABEL starts with fused or gemm\n"
+    "           (what its store takes, one row-major tile or the four 64-column panels, is read from its map)\n"
     "  --sustain-ms: before each timed region the contender runs back to back, untimed, for about MS ms, so the\n"
     "           region sees the clock its own power draw sustains (without it: the clock the round's mix left)\n"
     "  --region-ms: runs per timed region so that it lasts about MS ms (at most 64; default: one run)\n"
@@ -625,7 +627,6 @@ int main(int argc, char** argv) {
       k->probe = true;
       k->fused = k->label.rfind("fused", 0) == 0;
       if (!k->fused && k->label.rfind("gemm", 0) != 0) die("--probe " + k->label + ": the label must start with fused or gemm");
-      k->panels = has_panels(k->label);
       k->cubin = next();
       k->map = next();
       for (const auto& other : kernels)
