@@ -112,7 +112,7 @@ def main() -> int:
                 fork.record()
                 with torch.cuda.stream(side):
                     side.wait_event(fork)
-                    f_pf.launch(1, 160, gu_data, gu_tile_bytes, min(prefetch_kb[v] * 1024, gu_tile_bytes), grids[v][0])
+                    f_pf.launch(grids[v][0], 32, gu_data, gu_tile_bytes, min(prefetch_kb[v] * 1024, gu_tile_bytes), grids[v][0])
                     join.record()
             route()
             ev[1].record()
