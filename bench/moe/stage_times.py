@@ -6,9 +6,7 @@ kernel between CUDA events, eager, on one set of data; the effective weight band
 With --variants S1,S2: the same layer with gate_up{64}_dev_row_major_sw_packed_S and
 down_store{64}_dev_sw_packed_S (other links of the same objects, e.g. another stage count), the
 variants interleaved round by round with the base links, Y compared bit for bit with the base;
-a variant gN launches the base links with N blocks each; a variant pfN the base links with
-routing.cubin's moe_prefetch_l2 on a second stream beside the routing, prefetching the first N KB
-of each first-wave gate/up tile's packed weights into the L2 (the gate/up waits for it).
+a variant gN launches the base links with N blocks each.
 
     PYTHONPATH=build/python python3 bench/moe/stage_times.py --kernels build/examples/moe --T 512 [--tiles 64|128]
         [--variants SUFFIX,gN,...] [--rounds 30] [--json F] [--md F]
@@ -65,7 +63,7 @@ def main() -> int:
         ("gate_up_dev_row_major_sw_packed", "down_store_dev_sw_packed")
     kern = {"base": pl.pk[t64]}
     for v in filter(None, a.variants.split(",")):
-        if (v[0] == "g" and v[1:].isdigit()) or (v[:2] == "pf" and v[2:].isdigit()):  # gN: N blocks; pfN: the L2 prefetch
+        if v[0] == "g" and v[1:].isdigit():  # gN: the base links launched with N blocks
             kern[v] = kern["base"]
             continue
         kern[v] = tuple(pipelink.Kernel(os.path.join(a.kernels, f"{n}_{v}.cubin"), os.path.join(a.kernels, f"{n}_{v}.map"))
@@ -88,14 +86,6 @@ def main() -> int:
         print(f"stage_times --once: the layer launched once in the NVTX range 'layer' at T = {T}")
         return 0
     route = (lambda: pl.route_best(X, pl.align64, pl.tm64)) if t64 else (lambda: pl.route_best(X, pl.align, moe.TILE_M))
-    # pfN: the first N KB of each of the gate/up's first-wave tiles (row_major: tile i at i * its
-    # k_tiles * stage bytes of the packed data, when expert e has the one m tile e), into the L2
-    f_pf = pipelink.Function(os.path.join(a.kernels, "routing.cubin"), "moe_prefetch_l2", ["ptr", "u64", "u32", "u32"])
-    gu0 = kern["base"][0]
-    gu_tile_bytes = (moe.H // gu0.fact("tile_k")) * 2 * gu0.fact("tile_n") * gu0.fact("tile_k") * 2
-    gu_data = pl.packed(gu0, "gu").data_ptr() + 65536  # after the pack's 64 KB header
-    side = torch.cuda.Stream()
-    prefetch_kb = {v: int(v[2:]) for v in kern if v[:2] == "pf" and v[2:].isdigit()}
     steps = ("route", "gate_up", "down", "sum")
     times = {v: {s: [] for s in steps + ("layer",)} for v in kern}
     order = random.Random(seed)
@@ -107,17 +97,8 @@ def main() -> int:
             ev = [torch.cuda.Event(enable_timing=True) for _ in range(5)]
             torch.cuda._sleep(1_000_000)
             ev[0].record()
-            if v in prefetch_kb:  # fork: the prefetch beside the routing
-                fork, join = torch.cuda.Event(), torch.cuda.Event()
-                fork.record()
-                with torch.cuda.stream(side):
-                    side.wait_event(fork)
-                    f_pf.launch(grids[v][0], 32, gu_data, gu_tile_bytes, min(prefetch_kb[v] * 1024, gu_tile_bytes), grids[v][0])
-                    join.record()
             route()
             ev[1].record()
-            if v in prefetch_kb:
-                torch.cuda.current_stream().wait_event(join)
             gu.launch(grids[v][0])
             ev[2].record()
             ds.launch(grids[v][1])

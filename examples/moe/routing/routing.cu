@@ -15,13 +15,6 @@
 //   moe_topk_sum one block per token: y[t] = sum over its 8 (expert, slot) of Hd[row], in fp32,
 //                row = offsets[expert] + slot, as moe_scatter placed it (moe_topk_sum_bf16: y in bf16)
 //
-// And, beside the routing (on another stream, while the DRAM is idle):
-//   moe_prefetch_l2  the first `bytes` of each of the first `tiles` tiles of a packed weight
-//                (tile i at data + i * tile_bytes) into the L2: what the gate/up kernel's first
-//                wave reads first when tile i of the row_major walk is expert i / n_tiles's (each
-//                expert one m tile: T * K / E rows under the tile height). A hint only: a tile
-//                that maps elsewhere reads its weights from DRAM as before.
-//
 // With -DMOE_PDL (routing_pdl.cubin) every kernel starts with griddepcontrol.launch_dependents and
 // then griddepcontrol.wait, for programmatic dependent launch (bench/moe/bench_torch.py's PDL
 // layer): the next kernel may launch while this one still waits; its own wait returns only once
@@ -231,20 +224,4 @@ extern "C" __global__ void moe_topk_sum_bf16(unsigned T, unsigned hidden, const 
     out[j] = *reinterpret_cast<const unsigned*>(&h);
   }
   y[size_t(t) * chunks + c] = make_uint4(out[0], out[1], out[2], out[3]);
-}
-
-extern "C" __global__ void moe_prefetch_l2(const unsigned char* __restrict__ data, unsigned long long tile_bytes, unsigned bytes,
-                                           unsigned tiles) {
-  // One tile per block, its 64 KB pieces one per lane: each SM's TMA unit queues one tile's share
-  // (all of them on one SM held that SM's gate/up block behind the queue: 25-94% slower).
-  moe_pdl_prologue();
-  if ((reinterpret_cast<unsigned long long>(data) | tile_bytes | bytes) % 16u != 0) asm volatile("trap;");  // bulk sizes: 16 B units
-  constexpr unsigned kChunk = 65536;
-  for (unsigned i = blockIdx.x; i < tiles; i += gridDim.x) {
-    const unsigned char* p = data + i * tile_bytes;
-    for (unsigned o = threadIdx.x * kChunk; o < bytes; o += blockDim.x * kChunk) {
-      const unsigned n = bytes - o < kChunk ? bytes - o : kChunk;
-      asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p + o), "r"(n) : "memory");
-    }
-  }
 }
