@@ -96,6 +96,21 @@ std::string info_json(const plrt_kernel& k) {
     j += ":";
     pipelink::append_json_string(j, type);
   }
+  // tensormap params whose contracts name the tensor their copies move: the link's box
+  j += "},\"boxes\":{";
+  first = true;
+  for (const auto& [name, type] : k.mod->param_types()) {
+    pipelink::Module::TensorBox b;
+    if (type != "tensormap" || !k.mod->tensor_box(name, b)) continue;
+    if (!first) j += ",";
+    first = false;
+    pipelink::append_json_string(j, name);
+    j += ":{\"rows\":" + std::to_string(b.rows) + ",\"cols\":" + std::to_string(b.cols) + ",\"dtype\":";
+    pipelink::append_json_string(j, b.dtype);
+    j += ",\"swizzle\":";
+    pipelink::append_json_string(j, b.swizzle);
+    j += "}";
+  }
   j += "},\"facts\":{";
   first = true;
   for (const auto& [name, value] : k.mod->facts()) {

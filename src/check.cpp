@@ -756,8 +756,67 @@ void check_schedule(LinkContext& ctx) {
   }
 }
 
+// Tensormap params that name the tensor their copies move ([[param]] tensor = "<port>.<tensor>",
+// box): the tensor as the component sees it in the linked pipe (a consumer's view, its shape
+// resolved when it takes "*"), the box (default the tensor's shape), and TMA's rules for a tiled
+// map: each box dimension 1..256, the inner one a multiple of 16 bytes and, under a swizzle, at
+// most the swizzle's span; copies of the box tile the tensor. Components that share the param
+// must agree. The result is ctx.tmap_boxes (the manifest's `box` words). It does not check the
+// code: the copies' byte counts are checked as the pipe's transaction bytes; the box the code
+// assumes is the one the link hands the host.
+void check_tensormaps(LinkContext& ctx) {
+  Diagnostics& d = ctx.diags;
+  std::map<std::string, std::pair<const Contract*, const ParamDecl*>> first;
+  for (size_t ii = 0; ii < ctx.instances.size(); ++ii) {
+    const Contract& c = *ctx.instances[ii].contract;
+    for (const ParamDecl& p : c.params) {
+      if (p.type != ParamType::TensorMap || p.tensor_port.empty()) continue;
+      size_t port = 0;
+      while (port < c.ports.size() && c.ports[port].name != p.tensor_port) ++port;
+      if (port == c.ports.size()) continue;  // parse reported it
+      const PipeTensor* t = nullptr;
+      for (const Pipe& pipe : ctx.pipes) {
+        const bool out = c.ports[port].dir == PortDir::Out;
+        for (const PipeEnd& e : out ? pipe.producers : pipe.consumers)
+          if (e.instance == int(ii) && e.port == int(port))
+            for (const PipeTensor& v : out ? pipe.tensors : pipe.consumer_view)
+              if (v.name == p.tensor_name) t = &v;
+      }
+      if (!t) continue;  // an unconnected port: connect reported it
+      const std::string who_p = "component '" + c.name + "': param '" + p.name + "' (tensor \"" + p.tensor_port + "." + p.tensor_name + "\")";
+      if (t->layout != "row") {
+        d.error("tensormap", who_p + " is column-major in shared memory; a box is declared for a row-major tensor (build this "
+                                     "map on the host and leave tensor out)", p.tensor_loc);
+        continue;
+      }
+      TensorMapBox b{p.box_declared ? p.box_rows.value : t->rows, p.box_declared ? p.box_cols.value : t->cols, t->dtype, t->swizzle};
+      const SourceLoc& loc = p.box_declared ? p.box_loc : p.tensor_loc;
+      const std::string shape = " [" + std::to_string(b.rows) + " x " + std::to_string(b.cols) + "]";
+      const int64_t inner = b.cols * t->elem_bytes, span = swizzle_span(t->swizzle);
+      bool ok = true;
+      auto bad = [&](const std::string& m) { d.error("tensormap", who_p + ": box" + shape + " " + m, loc); ok = false; };
+      if (b.rows < 1 || b.rows > 256 || b.cols < 1 || b.cols > 256) bad("has a dimension outside 1..256 (a TMA box)");
+      else if (inner % 16 != 0) bad("has rows of " + std::to_string(inner) + " bytes; TMA copies rows of a multiple of 16 bytes");
+      else if (span && inner > span)
+        bad("has rows of " + std::to_string(inner) + " bytes, wider than the tensor's " + t->swizzle + " swizzle (a swizzled box row is at most its span)");
+      else if (t->rows % b.rows != 0 || t->cols % b.cols != 0)
+        bad("does not tile the tensor's [" + std::to_string(t->rows) + " x " + std::to_string(t->cols) + "]");
+      if (!ok) continue;
+      auto [it, fresh] = first.emplace(p.name, std::make_pair(&c, &p));
+      if (fresh) { ctx.tmap_boxes[p.name] = b; continue; }
+      const TensorMapBox& a = ctx.tmap_boxes[p.name];
+      if (a.rows != b.rows || a.cols != b.cols || a.dtype != b.dtype || a.swizzle != b.swizzle)
+        d.error("tensormap", who_p + " copies " + b.dtype + shape + " (swizzle " + b.swizzle + "), but '" + it->second.first->name +
+                                 "' declares " + a.dtype + " [" + std::to_string(a.rows) + " x " + std::to_string(a.cols) + "] (swizzle " +
+                                 a.swizzle + ") for the same map; the host builds one map", loc)
+            .notes.push_back(it->second.first->name + " declares it at " + it->second.second->tensor_loc.str());
+    }
+  }
+}
+
 void check_link(LinkContext& ctx) {
   check_params(ctx);
+  check_tensormaps(ctx);
   check_tiles(ctx);
   check_per_tile(ctx);
   check_asserts(ctx);

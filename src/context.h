@@ -88,6 +88,12 @@ struct PipeTensor {
   int64_t bytes() const { return rows * cols * elem_bytes; }
 };
 
+// A tensormap param's copy: rows x cols elements of dtype, in the shared-memory swizzle.
+struct TensorMapBox {
+  int64_t rows = 0, cols = 0;
+  std::string dtype, swizzle;
+};
+
 struct Pipe {
   std::string name;
   std::vector<PipeEnd> producers, consumers;
@@ -206,6 +212,9 @@ struct LinkContext {
   // (cluster_axis_why says which one; empty when nothing did).
   char cluster_axis = 'm';
   std::string cluster_axis_why;
+  // check_link (check_tensormaps): what one TMA copy of a tensormap param moves, where a contract
+  // names the tensor ([[param]] tensor / box), by param name: the manifest's `box` words.
+  std::map<std::string, TensorMapBox> tmap_boxes;
 
   // conform: one line per component, what was read from its object (appended to the map); the
   // probe link's kernel of each component (its PTX is result.probe_ptx)

@@ -1,7 +1,7 @@
 // map — renders the link map: what was allocated to whom. Plain text, fixed column order,
 // deterministic. The "launch" and "param" lines are also what pipelink::Module reads back to
 // launch the kernel, so their format is stable: `launch <kernel> threads <n> smem <bytes> [pdl]` and
-// `param <name> <type> <slot>`. Contract text goes through printable(), so no name, owner or path
+// `param <name> <type> <slot> [box <rows> <cols> <dtype> <swizzle>]`. Contract text goes through printable(), so no name, owner or path
 // can start a line of its own.
 #include <cstdio>
 #include <iomanip>
@@ -40,7 +40,14 @@ std::string render_manifest(const LinkContext& ctx) {
   if (ctx.cluster_size() > 1)
     o << "cluster " << ctx.cluster->dims[0] << " " << ctx.cluster->dims[1] << " " << ctx.cluster->dims[2]
       << (ctx.cluster->size() > 8 ? " nonportable" : "") << "\n";
-  for (const ParamSlot& p : ctx.params) o << "param " << p.name << " " << param_type_name(p.type) << " " << p.slot << "\n";
+  // A tensormap whose contracts name the tensor its copies move: `box <rows> <cols> <dtype> <swizzle>`
+  // after the slot (Module::set_tensor builds the map from it); other lines are as before.
+  for (const ParamSlot& p : ctx.params) {
+    o << "param " << p.name << " " << param_type_name(p.type) << " " << p.slot;
+    if (auto b = ctx.tmap_boxes.find(p.name); b != ctx.tmap_boxes.end())
+      o << " box " << b->second.rows << " " << b->second.cols << " " << b->second.dtype << " " << b->second.swizzle;
+    o << "\n";
+  }
   // Only a stream-k link has the line: bytes per block and the Args word the runtime fills.
   if (ctx.stream_k && ctx.workspace_stride > 0) o << "workspace " << ctx.workspace_stride << " " << ctx.workspace_slot << "\n";
   for (const auto& [name, f] : ctx.facts) o << "fact " << name << " " << f.value << "\n";
@@ -180,9 +187,12 @@ std::string render_map(const LinkContext& ctx) {
   }
 
   o << "\n== params  (pl::Args slots)\n";
-  for (const ParamSlot& p : ctx.params)
-    o << "param " << std::left << std::setw(12) << p.name << " " << std::setw(9) << param_type_name(p.type) << " " << p.slot
-      << "    # used by " << join(p.users) << "\n";
+  for (const ParamSlot& p : ctx.params) {
+    o << "param " << std::left << std::setw(12) << p.name << " " << std::setw(9) << param_type_name(p.type) << " " << p.slot;
+    if (auto b = ctx.tmap_boxes.find(p.name); b != ctx.tmap_boxes.end())
+      o << "  box " << b->second.dtype << "[" << b->second.rows << "x" << b->second.cols << "] swizzle " << b->second.swizzle;
+    o << "    # used by " << join(p.users) << "\n";
+  }
 
   o << "\n== tile sequence\n";
   if (ctx.tiles)

@@ -557,7 +557,7 @@ struct Reader {
     each_table(root, "param", [&](const toml::table& t) {
       ParamDecl p;
       p.loc = at(&t);
-      known_keys(t, "[[param]]", {"name", "type"});
+      known_keys(t, "[[param]]", {"name", "type", "tensor", "box"});
       p.name = str(t, "name", "[[param]]", true);
       identifier(t.get("name"), "param name", p.name);  // the map's `param <name> <type> <slot>` line
       std::string ty = str(t, "type", "[[param]]", true);
@@ -567,6 +567,40 @@ struct Reader {
       bool ok = false;
       for (auto& [n, v] : types) if (ty == n) { p.type = v; ok = true; }
       if (!ok && !ty.empty()) err(t.get("type"), "param '" + p.name + "': type must be tensormap, ptr, u32, i32, u64 or f32");
+      // tensor = "<port>.<tensor>" and box = [rows, cols]: what one TMA copy of a tensormap moves
+      if (const toml::node* tn = t.get("tensor")) {
+        p.tensor_loc = at(tn);
+        const std::string v = str(t, "tensor", "[[param]]", true);
+        const size_t dot = v.find('.');
+        if (ok && p.type != ParamType::TensorMap)
+          err(tn, "param '" + p.name + "': tensor names what a TMA copy moves; only a tensormap param has one");
+        else if (dot == std::string::npos || dot == 0 || dot + 1 == v.size() || v.find('.', dot + 1) != std::string::npos)
+          err(tn, "param '" + p.name + "': tensor must be \"<port>.<tensor>\" (e.g. \"ab.a\"), not \"" + printable(v) + "\"");
+        else {
+          p.tensor_port = v.substr(0, dot);
+          p.tensor_name = v.substr(dot + 1);
+          const PortDecl* port = nullptr;
+          for (const PortDecl& q : c.ports) if (q.name == p.tensor_port) port = &q;
+          bool found = false;
+          if (port) for (const TensorDecl& td : port->tensors) found |= td.name == p.tensor_name;
+          if (!port) err(tn, "param '" + p.name + "': tensor \"" + printable(v) + "\" names port '" + printable(p.tensor_port) +
+                                 "', which the component does not declare");
+          else if (!found) err(tn, "param '" + p.name + "': tensor \"" + printable(v) + "\": port '" + p.tensor_port +
+                                       "' declares no tensor '" + printable(p.tensor_name) + "'");
+          if (!port || !found) p.tensor_port.clear();
+        }
+      }
+      if (const toml::node* bn = t.get("box")) {
+        p.box_loc = at(bn);
+        const toml::array* a = bn->as_array();
+        if (!t.get("tensor"))
+          err(bn, "param '" + p.name + "': box needs tensor = \"<port>.<tensor>\" (the copies' dtype and swizzle are that tensor's)");
+        else if (!a || a->size() != 2)
+          err(bn, "param '" + p.name + "': box must be [rows, cols] (integers or expressions over facts)");
+        else if (quantity(a->get(0), p.box_rows, "param '" + p.name + "' box rows") &&
+                 quantity(a->get(1), p.box_cols, "param '" + p.name + "' box cols"))
+          p.box_declared = true;
+      }
       c.params.push_back(std::move(p));
     });
     each_table(root, "assert", [&](const toml::table& t) {

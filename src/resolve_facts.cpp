@@ -210,6 +210,8 @@ void resolve_facts(LinkContext& ctx) {
     if (c.tiles.present) { eval(c.tiles.tile_m, "tile_m"); eval(c.tiles.tile_n, "tile_n"); }
     if (c.tiles.present && !c.tiles.k_extent.empty()) eval(c.tiles.k_tile, "k_tile");
     if (c.tiles.has_partials) eval(c.tiles.partial_bytes, "partial_bytes");
+    for (ParamDecl& p : c.params)
+      if (p.box_declared) { eval(p.box_rows, "param '" + p.name + "' box rows"); eval(p.box_cols, "param '" + p.name + "' box cols"); }
     // per_tile reads facts and u32 params (known at run time). It is checked whether or not the
     // pipe gets a transfer: an unknown name or a divisor that is zero is an error either way.
     for (const PortDecl& p : c.ports) {

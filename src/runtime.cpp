@@ -164,9 +164,14 @@ Status Module::load(const std::string& cubin_path, const std::string& map_path) 
         std::string t, sm;
         ls >> kernel_ >> t >> threads_ >> sm >> smem_;
       } else if (word == "param") {
-        std::string name;
+        std::string name, box;
         Param p;
         ls >> name >> p.type >> p.slot;
+        if (ls >> box) {  // `box <rows> <cols> <dtype> <swizzle>`
+          if (box != "box" || !(ls >> p.box.rows >> p.box.cols >> p.box.dtype >> p.box.swizzle) || p.type != "tensormap")
+            return Status::error("cubin '" + cubin_path + "': malformed param line for '" + name + "' in the launch manifest");
+          p.has_box = true;
+        }
         params_[name] = p;
       } else if (word == "cluster") {
         std::string np;
@@ -390,6 +395,52 @@ Status Module::set_f32(const std::string& name, float v) {
 Status Module::set_tensormap(const std::string& name, const CUtensorMap& m) {
   Param* p = nullptr;
   if (Status s = slot(name, "tensormap", p); !s) return s;
+  args_.tmap[p->slot] = m;
+  p->set = true;
+  return {};
+}
+
+bool Module::tensor_box(const std::string& name, TensorBox& out) const {
+  auto it = params_.find(name);
+  if (it == params_.end() || !it->second.has_box) return false;
+  out = it->second.box;
+  return true;
+}
+
+Status Module::set_tensor(const std::string& name, CUdeviceptr base, uint64_t rows, uint64_t cols, uint64_t row_stride_bytes,
+                          CUtensorMapL2promotion promotion) {
+  Param* p = nullptr;
+  if (Status s = slot(name, "tensormap", p); !s) return s;
+  if (!p->has_box)
+    return Status::error("param '" + name + "': its contract names no tensor ([[param]] tensor = \"<port>.<tensor>\"), so the link "
+                         "knows no box: build the map yourself (set_tensormap)");
+  const TensorBox& b = p->box;
+  static const std::pair<const char*, std::pair<CUtensorMapDataType, unsigned>> types[] = {
+      {"bf16", {CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2}}, {"f16", {CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2}},
+      {"f32", {CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4}},   {"i32", {CU_TENSOR_MAP_DATA_TYPE_INT32, 4}},
+      {"u32", {CU_TENSOR_MAP_DATA_TYPE_UINT32, 4}},    {"u8", {CU_TENSOR_MAP_DATA_TYPE_UINT8, 1}},
+      {"i8", {CU_TENSOR_MAP_DATA_TYPE_UINT8, 1}},      {"f8e4m3", {CU_TENSOR_MAP_DATA_TYPE_UINT8, 1}},
+      {"f8e5m2", {CU_TENSOR_MAP_DATA_TYPE_UINT8, 1}}};
+  const std::pair<CUtensorMapDataType, unsigned>* ty = nullptr;
+  for (const auto& [n, v] : types) if (b.dtype == n) ty = &v;
+  if (!ty) return Status::error("param '" + name + "': no tensor map element type for dtype '" + b.dtype + "'");
+  CUtensorMapSwizzle sw = CU_TENSOR_MAP_SWIZZLE_NONE;
+  if (b.swizzle == "32B") sw = CU_TENSOR_MAP_SWIZZLE_32B;
+  else if (b.swizzle == "64B") sw = CU_TENSOR_MAP_SWIZZLE_64B;
+  else if (b.swizzle == "128B") sw = CU_TENSOR_MAP_SWIZZLE_128B;
+  else if (b.swizzle != "none") return Status::error("param '" + name + "': unknown swizzle '" + b.swizzle + "'");
+  if (row_stride_bytes == 0) row_stride_bytes = cols * ty->second;
+  cuuint64_t dims[2] = {cols, rows};
+  cuuint64_t strides[1] = {row_stride_bytes};
+  cuuint32_t box[2] = {b.cols, b.rows};
+  cuuint32_t elem_strides[2] = {1, 1};
+  CUtensorMap m;
+  if (CUresult r = cuTensorMapEncodeTiled(&m, ty->first, 2, reinterpret_cast<void*>(base), dims, strides, box, elem_strides,
+                                          CU_TENSOR_MAP_INTERLEAVE_NONE, sw, promotion, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+      r != CUDA_SUCCESS)
+    return Status::error("param '" + name + "': " + cu_error(r, "cuTensorMapEncodeTiled") + " (" + b.dtype + " [" + std::to_string(rows) +
+                         " x " + std::to_string(cols) + "], row stride " + std::to_string(row_stride_bytes) + " bytes, the link's box [" +
+                         std::to_string(b.rows) + " x " + std::to_string(b.cols) + "], swizzle " + b.swizzle + ")");
   args_.tmap[p->slot] = m;
   p->set = true;
   return {};

@@ -35,7 +35,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <memory>
 #include <random>
@@ -107,13 +106,11 @@ struct TestKernel {
   std::string label;  // fused, fused-control, gemm-medium, ...
   bool fused = false; // fused: writes H [M, 25600]; gemm: writes GU [M, 51200]
   bool panels = false; // *-sw: the 128 x 128 tile whose accumulator stage is four 128B-swizzled
-                       // 64-column panels (gemm-sw stores them with a [tile_m x 64] swizzled box)
+                       // 64-column panels (the label's kind, for the selection rules; the box is the link's)
   std::string cubin, map;
   pipelink::Module mod;
   unsigned tile_m = 0, tile_n = 0;
   unsigned tile_k = 64;  // 64: X / W boxes in the 128-byte swizzle; 32: in the 64-byte swizzle (*-k32)
-  unsigned panel_rows = 0;  // panels: the rows of an accumulator panel (tile_m, or 64 for *-sw64r*)
-  unsigned out_rows = 0;    // fused: the rows of the SwiGLU's "out" stage (the map's pipe out), the store's box
   unsigned grid = 0;  // for the current M
   bool probe = false; // --probe: timed and checked beside the others, never selected
   bool packed_w = false;  // its loader reads W packed by the link's gu_pack_w (param w_packed)
@@ -151,64 +148,30 @@ void load_kernel(TestKernel& k) {
   long long tm = 0, tn = 0;
   if (!k.mod.fact("tile_m", tm) || !k.mod.fact("tile_n", tn))
     die(k.label + ": map '" + k.map + "' lacks the facts tile_m and tile_n");
-  // TMA boxes are at most 256 elements per dimension: x/w boxes use tile_m/tile_n, the gemm's
-  // output box 2 * tile_n.
-  const long long widest_n = k.fused ? tn : 2 * tn;
-  if (tm < 1 || tn < 1 || tm > 256 || widest_n > 256 || tn % 8 != 0)
-    die(k.label + ": tile_m = " + std::to_string(tm) + ", tile_n = " + std::to_string(tn) + " do not fit the TMA boxes");
+  if (tm < 1 || tn < 1) die(k.label + ": tile_m = " + std::to_string(tm) + ", tile_n = " + std::to_string(tn));
   k.tile_m = unsigned(tm);
   k.tile_n = unsigned(tn);
   long long tk = 64;  // maps of links from before the fact was read: 64
-  if (k.mod.fact("tile_k", tk) && tk != 64 && tk != 32) die(k.label + ": tile_k = " + std::to_string(tk) + ": the bench makes boxes of 64 or 32");
+  k.mod.fact("tile_k", tk);
   k.tile_k = unsigned(tk);
   k.packed_w = k.mod.param_types().count("w_packed") != 0;
   if (k.packed_w && k.tile_k != 64) die(k.label + ": a packed W is packed in 64-wide k slices");
-  // What the TMA store takes, from the map (never from the label): the tensor(s) of the pipe whose
-  // consumer is tma_store, whatever the link named the pipe. "tensor tile bf16[RxC]": one row-major
-  // stage (the fused SwiGLU's out rows, or a GEMM's whole tile); "tensor p0 bf16[RxC]": the
-  // accumulator stage as four 128B-swizzled 64-column panels, stored with an [R x 64] swizzled box.
-  {
-    std::ifstream f(k.map);
-    std::string line;
-    bool store_pipe = false;
-    unsigned tile_rows = 0, p0_rows = 0;
-    while (std::getline(f, line)) {
-      if (line.rfind("  ", 0) == 0 && line.size() > 2 && line[2] != ' ') store_pipe = false;  // the next pipe
-      if (line.rfind("    consumers: ", 0) == 0) store_pipe = line.find("tma_store") != std::string::npos;
-      if (!store_pipe) continue;
-      for (const char* key : {"tensor tile bf16[", "tensor p0 bf16["})
-        if (const size_t at = line.find(key); at != std::string::npos)
-          (key[7] == 't' ? tile_rows : p0_rows) = unsigned(std::stoul(line.substr(at + std::strlen(key))));
-    }
-    if (k.fused) {
-      k.out_rows = tile_rows ? tile_rows : std::min(64u, k.tile_m);  // maps without the line: the SwiGLU's 64-row stages
-    } else {
-      const bool panels = p0_rows != 0;
-      // a named variant's label says what it stores (the selection rules use it): it must agree
-      if (!k.probe && panels != k.panels)
-        die(k.label + ": the label says the accumulator stage is " + (k.panels ? "" : "not ") +
-            "the four 64-column panels, but the map's store pipe holds " + (panels ? "panel p0" : "no panel p0") + " (" + k.map + ")");
-      k.panels = panels;
-      k.panel_rows = p0_rows;
-      if (k.panels && k.panel_rows > k.tile_m)
-        die(k.label + ": the map's panel p0 has " + std::to_string(k.panel_rows) + " rows, more than tile_m = " + std::to_string(k.tile_m));
-    }
+  // Every map's box comes from the link (the contracts name the tensor each map's copies move):
+  // a kernel whose map has none is refused here, not at its first launch.
+  for (const char* m : {"x_map", "w_map", "out_map"}) {
+    pipelink::Module::TensorBox box;
+    if (k.mod.param_types().count(m) && !k.mod.tensor_box(m, box))
+      die(k.label + ": param " + m + " has no box in its link (" + k.map + "): its contract names no tensor ([[param]] tensor = "
+          "\"<port>.<tensor>\"); relink with contracts that do");
   }
 }
 
 // Sets every parameter for M (by name; a name the kernel lacks, or one left unset, is an error).
 void configure_kernel(TestKernel& k, unsigned M, CUdeviceptr X, CUdeviceptr W, CUdeviceptr out, unsigned sms) {
-  // The X / W boxes are one K slice wide: a swizzle line (tile_k = 64: 128 bytes, 32: 64 bytes).
-  const CUtensorMapSwizzle in_swizzle = k.tile_k == 32 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B;
-  const CUtensorMap x_map = make_map(X, M, kHidden, k.tile_m, k.tile_k, in_swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
-  const CUtensorMap w_map = make_map(W, kGateUp, kHidden, k.tile_n, k.tile_k, in_swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
-  const CUtensorMap out_map =
-      k.fused ? make_map(out, M, kInter, k.out_rows, k.tile_n, CU_TENSOR_MAP_SWIZZLE_NONE,  // the SwiGLU's out rows
-                         CU_TENSOR_MAP_L2_PROMOTION_NONE)
-      : k.panels ? make_map(out, M, kGateUp, k.panel_rows, 64, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE)
-              : make_map(out, M, kGateUp, k.tile_m, 2 * k.tile_n, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE);
-  must(k.mod.set_tensormap("x_map", x_map), k.label);
-  must(k.mod.set_tensormap("out_map", out_map), k.label);
+  // The maps' boxes, element types and swizzles are the link's (Module::set_tensor): the bench
+  // names only the matrices.
+  must(k.mod.set_tensor("x_map", X, M, kHidden, 0, CU_TENSOR_MAP_L2_PROMOTION_L2_256B), k.label);
+  must(k.mod.set_tensor("out_map", out, M, k.fused ? kInter : kGateUp, 0, CU_TENSOR_MAP_L2_PROMOTION_NONE), k.label);
   must(k.mod.set_u32("K", kHidden), k.label);
   must(k.mod.set_u32("M", M), k.label);
   must(k.mod.set_u32("N", kInter), k.label);
@@ -216,7 +179,7 @@ void configure_kernel(TestKernel& k, unsigned M, CUdeviceptr X, CUdeviceptr W, C
     if (!k.w_packed) die(k.label + ": W not packed");
     must(k.mod.set_ptr("w_packed", k.w_packed->p), k.label);
   } else {
-    must(k.mod.set_tensormap("w_map", w_map), k.label);
+    must(k.mod.set_tensor("w_map", W, kGateUp, kHidden, 0, CU_TENSOR_MAP_L2_PROMOTION_L2_256B), k.label);
   }
   must(k.mod.set_u32("n_step", k.fused ? k.tile_n : 2 * k.tile_n), k.label);
   must(k.mod.set_u32("b_stride", k.fused ? kInter : k.tile_n), k.label);
@@ -582,7 +545,7 @@ constexpr char kUsage[] =
     "           fused-medium-swf (128 x 104, the SwiGLU in the main loop's epilogue, 4 stages; selected at 64 < M <= 1024),\n"
     "           fused-medium-swf-packed (its W-packed twin), each with -control\n"
     "  --probe: a kernel timed and checked beside the others but never selected; LABEL starts with fused or gemm\n"
-    "           (what its store takes, one row-major tile or the four 64-column panels, is read from its map)\n"
+    "           (its maps' boxes are its link's: every x_map, w_map and out_map names its tensor in its contract)\n"
     "  --sustain-ms: before each timed region the contender runs back to back, untimed, for about MS ms, so the\n"
     "           region sees the clock its own power draw sustains (without it: the clock the round's mix left)\n"
     "  --region-ms: runs per timed region so that it lasts about MS ms (at most 64; default: one run)\n"

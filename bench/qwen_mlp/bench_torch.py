@@ -200,25 +200,17 @@ def packed_weight(k, W, n_step: int, b_stride: int):
 
 def configure(k, fused: bool, X, W, out, M: int, sms: int, panels: bool = False) -> int:
     """Sets the kernel's params for M (out: H [M, I] for fused, GU [M, 2I] for gemm); returns the grid.
-    panels: the kernel stores its tile as four 64-column panels in the 128B swizzle (gemm_sw)."""
-    tm, tn = k.fact("tile_m"), k.fact("tile_n")
-    panels = panels and not fused  # fused_sw's store takes the SwiGLU's row-major stage
-    # one K slice wide: a swizzle line (tile_k 64: 128 bytes; 32, the *_k32 links: 64 bytes)
-    tk = k.fact("tile_k") if "tile_k" in k.facts else 64
-    if tk not in (64, 32):
-        raise ValueError(f"configure: tile_k = {tk}: the X / W boxes are 64 (128B swizzle) or 32 (64B) wide")
-    sw = {64: "128B", 32: "64B"}[tk]
-    x_map = pipelink.tensor_map(X, box=(tm, tk), swizzle=sw, l2_promotion="256B")
-    # fused: the rows of the stage the store takes, from the link's map (the SwiGLU's 64-row "out"
-    # stages, 16 for fused_small16, the whole 128-row H tile for fused_medium_swf); 64 when unknown
-    out_rows = getattr(k, "out_rows", None) or min(64, tm)
-    o_map = pipelink.tensor_map(out, box=(out_rows, tn) if fused else (tm, 64) if panels else (tm, 2 * tn),
-                                swizzle="128B" if panels else "none", l2_promotion="none")
+    panels: unused (the maps' boxes are the link's, whether or not the store takes panels)."""
+    del panels
+    tn = k.fact("tile_n")
+    # every map's box and swizzle are the link's (each contract names the tensor its copies move)
+    x_map = k.tensor_map("x_map", X, l2_promotion="256B")
+    o_map = k.tensor_map("out_map", out, l2_promotion="none")
     n_step, b_stride = (tn, INTER) if fused else (2 * tn, tn)
     if "w_packed" in k.params:  # session 13: the loader reads W packed by its own link's gu_pack_w
         k.set(w_packed=packed_weight(k, W, n_step, b_stride))
     else:
-        k.set(w_map=pipelink.tensor_map(W, box=(tn, tk), swizzle=sw, l2_promotion="256B"))
+        k.set(w_map=k.tensor_map("w_map", W, l2_promotion="256B"))
     k.set(n_step=n_step, b_stride=b_stride)  # packed: a checked build compares them with the pack's header
     k.set(x_map=x_map, out_map=o_map, K=HID, M=M, N=INTER)
     # Session 11 (before: min(sms, tiles)): the runtime's persistent grid, for a data-parallel link

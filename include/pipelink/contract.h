@@ -121,6 +121,15 @@ struct ParamDecl {
   std::string name;
   ParamType type = ParamType::Ptr;
   SourceLoc loc;
+  // type = "tensormap": the port tensor one TMA copy of this map lands in or leaves from
+  // (tensor = "<port>.<tensor>": its dtype and swizzle are the map's) and the copy's box
+  // (box = [rows, cols], facts allowed; default the tensor's shape). The link resolves them into
+  // the manifest, so the host builds the map from the link (Module::set_tensor) instead of
+  // restating them. Empty tensor_port: undeclared (the host builds the map itself).
+  std::string tensor_port, tensor_name;
+  bool box_declared = false;
+  Quantity box_rows, box_cols;
+  SourceLoc tensor_loc, box_loc;
 };
 
 // [[assert]]: a relation between facts that must hold, e.g. "tile_m % out_rows == 0".

@@ -54,6 +54,16 @@ class Module {
   Status set_u64(const std::string& name, unsigned long long v);
   Status set_f32(const std::string& name, float v);          // the word's low 32 bits hold v's bits
   Status set_tensormap(const std::string& name, const CUtensorMap& m);
+  // What one TMA copy of a tensormap param moves, where its contract names the tensor
+  // ([[param]] tensor / box; the map's `box` words): false for a param without one.
+  struct TensorBox { unsigned rows = 0, cols = 0; std::string dtype, swizzle; };
+  bool tensor_box(const std::string& name, TensorBox& out) const;
+  // Builds the param's map over a row-major matrix [rows, cols] at `base` (rows row_stride_bytes
+  // apart; 0: cols * element size) with the link's box, element type and swizzle, and sets it:
+  // the host cannot hand the kernel a box the component does not copy. An error for a param
+  // whose contract names no tensor (build that map yourself: set_tensormap).
+  Status set_tensor(const std::string& name, CUdeviceptr base, uint64_t rows, uint64_t cols, uint64_t row_stride_bytes = 0,
+                    CUtensorMapL2promotion promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
   // Launches `grid` blocks of threads() threads with smem_bytes() of dynamic shared memory. A
   // cluster link (the manifest's `cluster` line) launches through cuLaunchKernelEx with the
   // cluster dimension; its grid must then be a multiple of cluster_blocks().
@@ -118,7 +128,7 @@ class Module {
   const std::map<std::string, long long>& facts() const { return facts_; }
 
  private:
-  struct Param { std::string type; unsigned slot; bool set = false; };
+  struct Param { std::string type; unsigned slot; bool set = false; bool has_box = false; TensorBox box; };
   Status slot(const std::string& name, const char* want, Param*& out);
   Status set_word(const std::string& name, const char* want, unsigned long long word);
 

@@ -465,7 +465,7 @@ def _flag(name: str, value: Any) -> None:
 
 def _parse_map(text: str) -> Dict[str, Any]:
     """The launch line, params and facts of a map's text (the same lines pipelink::Module reads)."""
-    out: Dict[str, Any] = {"params": {}, "facts": {}, "name": None, "threads": 0, "smem_bytes": 0, "pdl": False}
+    out: Dict[str, Any] = {"params": {}, "boxes": {}, "facts": {}, "name": None, "threads": 0, "smem_bytes": 0, "pdl": False}
     section = None
     for line in text.splitlines():
         w = line.split()
@@ -478,6 +478,10 @@ def _parse_map(text: str) -> Dict[str, Any]:
             out["pdl"] = "pdl" in w[6:]
         elif line.startswith("param ") and len(w) >= 4:
             out["params"][w[1]] = w[2]
+            # a tensormap whose contract names its tensor: "box bf16[128x64] swizzle 128B"
+            b = re.match(r"box (\w+)\[(\d+)x(\d+)\] swizzle (\S+)$", " ".join(w[4:8])) if len(w) >= 8 and w[4] == "box" else None
+            if b:
+                out["boxes"][w[1]] = {"rows": int(b.group(2)), "cols": int(b.group(3)), "dtype": b.group(1), "swizzle": b.group(4)}
         elif section == "facts" and len(w) >= 3 and w[1] == "=":
             try:
                 out["facts"][w[0]] = int(w[2])
@@ -628,6 +632,9 @@ class Kernel:
         # bytes of partials workspace per block: > 0 for a split tile schedule (reserve_workspace)
         self.workspace_stride: int = int(info.get("workspace_stride", 0))
         self.params: Dict[str, str] = dict(info["params"])  # name -> type
+        # tensormap params whose contracts name the tensor their copies move: name -> the link's
+        # {"rows", "cols", "dtype", "swizzle"} (set() takes a plain tensor for them)
+        self.boxes: Dict[str, Dict[str, Any]] = dict(info.get("boxes", {}))
         self.facts: Dict[str, int] = dict(info["facts"])
         self._set: Dict[str, Any] = {}  # name -> what was set (keeps tensors alive)
         # Tile extents the kernel reads from device memory ([tiles] device_extent): their ptr param
@@ -662,9 +669,18 @@ class Kernel:
                             + ", ".join(f"{n}: {t}" for n, t in sorted(self.params.items())) + ")")
         lib, n = self._lib, name.encode()
         if ty == "tensormap":
+            box = self.boxes.get(name)
+            if box is not None and _is_tensor(value):  # the link knows what one copy moves
+                value = self.tensor_map(name, value)
             if not isinstance(value, TensorMap):
                 raise TypeError(f"pipelink.Kernel: param '{name}' is a tensormap: pass pipelink.tensor_map(tensor, box=..., "
-                                f"swizzle=...), not {type(value).__name__}")
+                                f"swizzle=...)" + (" or the tensor itself (the link gives the box)" if box is not None else "") +
+                                f", not {type(value).__name__}")
+            if box is not None and (tuple(value.box) != (box["rows"], box["cols"]) or
+                                    _SWIZZLE.get(value.swizzle) != _SWIZZLE.get(box["swizzle"])):
+                raise ValueError(f"pipelink.Kernel: param '{name}': the tensor map copies boxes of {tuple(value.box)} with swizzle "
+                                 f"{value.swizzle}, but the link's contracts say {(box['rows'], box['cols'])} with swizzle "
+                                 f"{box['swizzle']} (pass the tensor itself and the kernel builds the map)")
             if value.device != self.device:
                 raise ValueError(f"pipelink.Kernel: param '{name}': tensor map on cuda:{value.device}, kernel on cuda:{self.device}")
             self._call(lib.plrt_set_tensormap, n, ctypes.cast(value._bytes, ctypes.c_void_p))
@@ -714,6 +730,18 @@ class Kernel:
         if not lo <= v < hi:
             raise ValueError(f"pipelink.Kernel: param '{name}' is {ty}: {v} is out of range [{lo}, {hi - 1}]")
         return v
+
+    def tensor_map(self, name: str, t: Any, l2_promotion: Optional[str] = "256B") -> TensorMap:
+        """The tensor map of tensormap param `name` over the 2-D tensor `t`, with the box and swizzle
+        the link gives it (its contract names the tensor one copy moves: [[param]] tensor / box).
+        set(name=t) does the same with l2_promotion "256B"."""
+        box = self.boxes.get(name)
+        if box is None:
+            raise TypeError(f"pipelink.Kernel.tensor_map: param '{name}' has no box in the link (a tensormap whose contract "
+                            f"names no tensor, or no such tensormap): build it with pipelink.tensor_map(t, box=..., swizzle=...)")
+        if box["dtype"] != "bf16":
+            raise TypeError(f"pipelink.Kernel.tensor_map: param '{name}' copies {box['dtype']}; pipelink.tensor_map builds bf16 maps only")
+        return tensor_map(t, box=(box["rows"], box["cols"]), swizzle=box["swizzle"], l2_promotion=l2_promotion)
 
     def set(self, **params: Any) -> "Kernel":
         """Sets parameters by name (type-checked against the map). Returns the kernel."""

@@ -209,19 +209,15 @@ def out_stage_rows(map_path) -> int:
 
 
 def launch_params(k, X, W, H):
-    tm, tn, tk = k.fact("tile_m"), k.fact("tile_n"), k.fact("tile_k")
+    """The kernel's params: x_map and w_map as the tensors themselves (the kernel builds each map with
+    the box its link gives it), out_map through Kernel.tensor_map (the link's box, l2 promotion none)."""
     M = X.shape[0]
-    p = dict(
-        x_map=pipelink.tensor_map(X, box=(tm, tk), swizzle="128B", l2_promotion="256B"),
-        # the store's stage rows: read from the map where main() did (out_rows), else the SwiGLU's 64 (16)
-        out_map=pipelink.tensor_map(H, box=(getattr(k, "out_rows", None) or min(64, tm), tn), swizzle="none",
-                                    l2_promotion="none"),
-        K=K_HIDDEN, M=M, N=N_INTER)
+    p = dict(x_map=X, out_map=k.tensor_map("out_map", H, l2_promotion="none"), K=K_HIDDEN, M=M, N=N_INTER)
     if "w_packed" in k.params:  # the loader reads W packed (its row pairing is in the packing)
         p["w_packed"] = packed_weight(k, W)
     else:
-        p["w_map"] = pipelink.tensor_map(W, box=(tn, tk), swizzle="128B", l2_promotion="256B")
-    p.update(n_step=tn, b_stride=N_INTER)
+        p["w_map"] = W
+    p.update(n_step=k.fact("tile_n"), b_stride=N_INTER)
     return p
 
 
@@ -275,7 +271,10 @@ def main():
             print(f"  falling back to the build's {cubin}")
         # 2. load and launch
         k = pipelink.Kernel(cubin, map_path)
-        k.out_rows = out_stage_rows(map_path)  # the output map's box height (64, 16, or 128 for fused_medium_swf)
+        # the link's out_map box is the stage the store takes (the map's pipe into tma_store)
+        rows = out_stage_rows(map_path)
+        if k.boxes.get("out_map", {}).get("rows") != rows:
+            fail(f"{name}: the link's out_map box {k.boxes.get('out_map')} is not the {rows}-row stage its store takes")
         print(f"  {k.name}: {k.threads} threads, {k.smem_bytes} B smem, tile {k.fact('tile_m')}x{k.fact('tile_n')}, "
               f"params {k.params}")
         if (k.workspace_stride > 0) != (name in SCHEDULE):
@@ -370,7 +369,13 @@ def main():
         # 5. the type checks
         if name == "fused":
             X = torch.randn(64, K_HIDDEN, device="cuda", generator=gen).to(torch.bfloat16)
-            expect_raises(TypeError, lambda: k.set(x_map=X), "tensor for a tensormap param")
+            tm_, tk_ = k.fact("tile_m"), k.fact("tile_k")
+            expect_raises(ValueError, lambda: k.set(x_map=pipelink.tensor_map(X, box=(tm_ // 2, tk_), swizzle="128B")),
+                          "a tensor map whose box is not the link's")
+            expect_raises(ValueError, lambda: k.set(x_map=pipelink.tensor_map(X, box=(tm_, tk_), swizzle="none")),
+                          "a tensor map whose swizzle is not the link's")
+            expect_raises(TypeError, lambda: k.set(x_map=X.float()), "an fp32 tensor for a bf16 tensormap param")
+            expect_raises(TypeError, lambda: k.tensor_map("M", X), "tensor_map of a u32 param")
             expect_raises(ValueError, lambda: k.set(M=-1), "negative u32")
             expect_raises(ValueError, lambda: k.set(M=1 << 32), "u32 overflow")
             expect_raises(TypeError, lambda: k.set(M=1.5), "float for a u32")

@@ -54,6 +54,23 @@ class LinkFromPython(unittest.TestCase):
         params = pipelink._parse_map(r.map)["params"]
         self.assertEqual(params, {"a_map": "tensormap", "b_map": "tensormap", "K": "u32", "C": "ptr", "M": "u32", "N": "u32"})
 
+    def test_tensormap_boxes_in_the_map(self):
+        # The Qwen loader and store contracts name the tensor each map's copies move: the map
+        # carries the box (x_map the whole A tile, w_map one tile_n-row block of B, out_map the
+        # 64-column panel the store takes); the GEMM example's contracts name none.
+        Q = SRC / "examples" / "qwen_mlp"
+        parts = [Q / "loader/contract_sk.toml", Q / "mma/contract_sw_sk.toml", Q / "mma/contract_sw_sk.toml",
+                 Q / "store/contract_sw.toml"]
+        boxes = pipelink._parse_map(pipelink.check(parts, connect={"out": "acc"}).map)["boxes"]
+        self.assertEqual(boxes, {"x_map": {"rows": 128, "cols": 64, "dtype": "bf16", "swizzle": "128B"},
+                                 "w_map": {"rows": 128, "cols": 64, "dtype": "bf16", "swizzle": "128B"},
+                                 "out_map": {"rows": 128, "cols": 64, "dtype": "bf16", "swizzle": "128B"}})
+        # the plain store takes the whole stage its producer gives: the 128 x 256 accumulator tile
+        parts = [Q / "loader/contract.toml", Q / "mma/contract.toml", Q / "mma/contract.toml", Q / "store/contract.toml"]
+        self.assertEqual(pipelink._parse_map(pipelink.check(parts, connect={"out": "acc"}).map)["boxes"]["out_map"],
+                         {"rows": 128, "cols": 256, "dtype": "bf16", "swizzle": "none"})
+        self.assertEqual(pipelink._parse_map(pipelink.check(GEMM).map)["boxes"], {})
+
     def test_packed_loader_link_ships_its_pack(self):
         # Session 13: a loader that reads a packed weight ships the packing kernel in its own object;
         # the linked cubin holds both, the map lists w_packed and the records the loader declares.

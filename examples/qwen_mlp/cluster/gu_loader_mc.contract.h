@@ -47,7 +47,7 @@ struct b_stride {  // u32
 };
 }  // namespace param
 
-// [[port]] ab (loader.toml:44): out, completion = "tx", arrive = "one", stages = "stages".
+// [[port]] ab (loader.toml:47): out, completion = "tx", arrive = "one", stages = "stages".
 struct Out_ab {
   enum : unsigned { index = 0 };
   enum : long long { arrive = pl::arrive_one };

@@ -49,7 +49,7 @@ struct b_stride {  // u32
 };
 }  // namespace param
 
-// [[port]] ab (contract.toml:38): out, completion = "tx", arrive = "one", stages = "stages".
+// [[port]] ab (contract.toml:41): out, completion = "tx", arrive = "one", stages = "stages".
 struct Out_ab {
   enum : unsigned { index = 0 };
   enum : long long { arrive = pl::arrive_one };

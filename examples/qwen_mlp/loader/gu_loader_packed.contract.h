@@ -53,7 +53,7 @@ struct b_stride {  // u32
 };
 }  // namespace param
 
-// [[port]] ab (contract_packed16.toml:45): out, completion = "tx", arrive = "one", stages = "stages".
+// [[port]] ab (contract_packed16.toml:46): out, completion = "tx", arrive = "one", stages = "stages".
 struct Out_ab {
   enum : unsigned { index = 0 };
   enum : long long { arrive = pl::arrive_one };

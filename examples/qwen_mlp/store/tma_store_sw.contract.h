@@ -30,7 +30,7 @@ struct out_map {  // tensormap
 };
 }  // namespace param
 
-// [[port]] out (contract_sw.toml:25): in, arrive = "one", stages = "1".
+// [[port]] out (contract_sw.toml:26): in, arrive = "one", stages = "1".
 struct In_out {
   enum : unsigned { index = 0 };
   enum : long long { arrive = pl::arrive_one };
