@@ -758,69 +758,136 @@ void check_schedule(LinkContext& ctx) {
 
 // Tensormap params that name the tensor their copies move ([[param]] tensor = "<port>.<tensor>",
 // box): the tensor as the component sees it in the linked pipe (a consumer's view, its shape
-// resolved when it takes "*"), the box (default the tensor's shape), and TMA's rules for a tiled
-// map: each box dimension 1..256, the inner one a multiple of 16 bytes and, under a swizzle, at
-// most the swizzle's span; copies of the box tile the tensor. Components that share the param
-// must agree. The result is ctx.tmap_boxes (the manifest's `box` words). It does not check the
-// code: the copies' byte counts are checked as the pipe's transaction bytes; the box the code
-// assumes is the one the link hands the host.
+// resolved when it takes "*"). A copy is a band of whole rows: its columns are the tensor's, so
+// copies k rows apart land where the tensor's rows are (a narrower box would write each copy as a
+// dense block). A producer copies its share of the tensor: the tensor divided among the TMA
+// producer instances that write it, and, for a multicast tensor, among the blocks of the group
+// (each copies rows / N into every block); the box (default: the whole share) must tile it. TMA's
+// rules for a tiled map: each side 1..256, rows a multiple of 16 bytes and, under a swizzle, at
+// most its span; the second and later copies start at a multiple of the box's bytes, which must
+// then be 128-byte aligned. A producer must write the tensor (its port's `writes`). Every
+// contract that uses a map names its tensor, or none does, and they agree. The result is
+// ctx.tmap_boxes (the manifest's `box` words). Runs after check_cluster (the pipes' multicast).
+// It does not read the code: the copies' byte counts are checked as the pipe's transaction bytes.
 void check_tensormaps(LinkContext& ctx) {
   Diagnostics& d = ctx.diags;
-  std::map<std::string, std::pair<const Contract*, const ParamDecl*>> first;
+  struct First { const Contract* c; const ParamDecl* p; };
+  std::map<std::string, First> first;            // the first contract that names the map's tensor
+  std::map<std::string, First> unnamed;          // the first that uses the map without naming one
+  std::set<std::pair<const Contract*, std::string>> done;  // (contract, param): one check per contract
   for (size_t ii = 0; ii < ctx.instances.size(); ++ii) {
     const Contract& c = *ctx.instances[ii].contract;
     for (const ParamDecl& p : c.params) {
-      if (p.type != ParamType::TensorMap || p.tensor_port.empty()) continue;
+      if (p.type != ParamType::TensorMap) continue;
+      if (p.tensor_port.empty()) {
+        if (!p.tensor_loc.known()) unnamed.emplace(p.name, First{&c, &p});  // (a malformed tensor was reported)
+        continue;
+      }
+      if (!done.insert({&c, p.name}).second) continue;
       size_t port = 0;
       while (port < c.ports.size() && c.ports[port].name != p.tensor_port) ++port;
       if (port == c.ports.size()) continue;  // parse reported it
+      const PortDecl& pd = c.ports[port];
+      const bool out = pd.dir == PortDir::Out;
       const PipeTensor* t = nullptr;
-      for (const Pipe& pipe : ctx.pipes) {
-        const bool out = c.ports[port].dir == PortDir::Out;
-        for (const PipeEnd& e : out ? pipe.producers : pipe.consumers)
+      const Pipe* pipe = nullptr;
+      for (const Pipe& pp : ctx.pipes)
+        for (const PipeEnd& e : out ? pp.producers : pp.consumers)
           if (e.instance == int(ii) && e.port == int(port))
-            for (const PipeTensor& v : out ? pipe.tensors : pipe.consumer_view)
-              if (v.name == p.tensor_name) t = &v;
-      }
-      if (!t) continue;  // an unconnected port: connect reported it
+            for (const PipeTensor& v : out ? pp.tensors : pp.consumer_view)
+              if (v.name == p.tensor_name) { t = &v; pipe = &pp; }
+      if (!t || t->rows < 1 || t->cols < 1 || t->elem_bytes < 1) continue;  // unconnected, or a shape reported already
       const std::string who_p = "component '" + c.name + "': param '" + p.name + "' (tensor \"" + p.tensor_port + "." + p.tensor_name + "\")";
+      const SourceLoc& loc = p.box_declared ? p.box_loc : p.tensor_loc;
       if (t->layout != "row") {
-        d.error("tensormap", who_p + " is column-major in shared memory; a box is declared for a row-major tensor (build this "
-                                     "map on the host and leave tensor out)", p.tensor_loc);
+        d.error("tensormap", who_p + " is column-major in shared memory; a map's box is declared only for a row-major tensor "
+                                     "(build this map on the host and leave tensor out)", p.tensor_loc);
         continue;
       }
-      TensorMapBox b{p.box_declared ? p.box_rows.value : t->rows, p.box_declared ? p.box_cols.value : t->cols, t->dtype, t->swizzle};
-      const SourceLoc& loc = p.box_declared ? p.box_loc : p.tensor_loc;
+      // A producer's share: the tensor among its writers in one block, then among a multicast group.
+      int64_t share = 1;
+      if (out) {
+        if (!pd.writes.empty() && std::find(pd.writes.begin(), pd.writes.end(), p.tensor_name) == pd.writes.end()) {
+          d.error("tensormap", who_p + ": the port's writes = [...] leaves the tensor to another producer; a map names a tensor "
+                                       "its component copies", p.tensor_loc);
+          continue;
+        }
+        if (pd.completion == Completion::Tx) {
+          share = 0;
+          for (const PipeEnd& e : pipe->producers) {
+            const PortDecl& q = ctx.instances[e.instance].contract->ports[e.port];
+            if (q.completion == Completion::Tx && (q.writes.empty() || std::find(q.writes.begin(), q.writes.end(), t->name) != q.writes.end()))
+              ++share;
+          }
+          if (share < 1) share = 1;
+        }
+        if (pipe->multicast > 1 && std::find(pipe->multicast_tensors.begin(), pipe->multicast_tensors.end(), t->name) !=
+                                       pipe->multicast_tensors.end())
+          share *= pipe->multicast;
+      }
+      const std::string tensor_shape = "[" + std::to_string(t->rows) + " x " + std::to_string(t->cols) + "]";
+      if (t->rows % share != 0) {
+        d.error("tensormap", who_p + ": the tensor's " + tensor_shape + " rows do not split into the " + std::to_string(share) +
+                                     " shares its copies are made in (TMA producers writing it" +
+                                     (pipe->multicast > 1 ? ", times the multicast group" : "") + ")", loc);
+        continue;
+      }
+      const int64_t share_rows = t->rows / share;
+      TensorMapBox b{p.box_declared ? p.box_rows.value : share_rows, p.box_declared ? p.box_cols.value : t->cols, t->dtype, t->swizzle};
       const std::string shape = " [" + std::to_string(b.rows) + " x " + std::to_string(b.cols) + "]";
       const int64_t inner = b.cols * t->elem_bytes, span = swizzle_span(t->swizzle);
       bool ok = true;
-      auto bad = [&](const std::string& m) { d.error("tensormap", who_p + ": box" + shape + " " + m, loc); ok = false; };
-      if (b.rows < 1 || b.rows > 256 || b.cols < 1 || b.cols > 256) bad("has a dimension outside 1..256 (a TMA box)");
+      auto bad = [&](const std::string& m) {
+        Diagnostic& x = d.error("tensormap", who_p + ": " + (p.box_declared ? "box" : "the default box (the rows it copies)") + shape +
+                                                 " " + m, loc);
+        if (!p.box_declared) x.notes.push_back("declare the copy its code makes: box = [rows, cols] beside tensor");
+        ok = false;
+      };
+      if (b.rows < 1 || b.rows > 256 || b.cols < 1 || b.cols > 256) bad("has a side outside 1..256 (a TMA box)");
+      else if (b.cols != t->cols)
+        bad("is " + std::to_string(b.cols) + " columns wide, the tensor " + tensor_shape + " " + std::to_string(t->cols) +
+            ": a copy is a band of the tensor's whole rows (a box of another width writes each copy as one dense block, not "
+            "into the tensor's rows)");
       else if (inner % 16 != 0) bad("has rows of " + std::to_string(inner) + " bytes; TMA copies rows of a multiple of 16 bytes");
       else if (span && inner > span)
         bad("has rows of " + std::to_string(inner) + " bytes, wider than the tensor's " + t->swizzle + " swizzle (a swizzled box row is at most its span)");
-      else if (t->rows % b.rows != 0 || t->cols % b.cols != 0)
-        bad("does not tile the tensor's [" + std::to_string(t->rows) + " x " + std::to_string(t->cols) + "]");
+      else if (share_rows % b.rows != 0)
+        bad(share == 1 ? "does not tile the tensor's " + tensor_shape
+                       : "does not tile the " + std::to_string(share_rows) + " rows this component copies (the tensor's " + tensor_shape +
+                             " in " + std::to_string(share) + " shares)");
+      else if (b.rows < t->rows && (b.rows * inner) % 128 != 0)
+        bad("moves " + std::to_string(b.rows * inner) + " bytes per copy, so the next copy would start at a shared-memory address "
+            "that is not 128-byte aligned (cp.async.bulk.tensor needs it)");
       if (!ok) continue;
-      auto [it, fresh] = first.emplace(p.name, std::make_pair(&c, &p));
+      auto [it, fresh] = first.emplace(p.name, First{&c, &p});
       if (fresh) { ctx.tmap_boxes[p.name] = b; continue; }
       const TensorMapBox& a = ctx.tmap_boxes[p.name];
-      if (a.rows != b.rows || a.cols != b.cols || a.dtype != b.dtype || a.swizzle != b.swizzle)
-        d.error("tensormap", who_p + " copies " + b.dtype + shape + " (swizzle " + b.swizzle + "), but '" + it->second.first->name +
+      if (a.rows != b.rows || a.cols != b.cols || a.dtype != b.dtype || a.swizzle != b.swizzle) {
+        const ParamDecl& q = *it->second.p;
+        d.error("tensormap", who_p + " copies " + b.dtype + shape + " (swizzle " + b.swizzle + "), but '" + it->second.c->name +
                                  "' declares " + a.dtype + " [" + std::to_string(a.rows) + " x " + std::to_string(a.cols) + "] (swizzle " +
                                  a.swizzle + ") for the same map; the host builds one map", loc)
-            .notes.push_back(it->second.first->name + " declares it at " + it->second.second->tensor_loc.str());
+            .notes.push_back(it->second.c->name + " declares it at " + (q.box_declared ? q.box_loc : q.tensor_loc).str());
+      }
     }
   }
+  // One map, one box: a contract that uses a named map without naming its tensor would get the
+  // other's box from the host without having said it copies that.
+  for (const auto& [name, u] : unnamed)
+    if (auto f = first.find(name); f != first.end())
+      d.error("tensormap", "component '" + u.c->name + "': param '" + name + "' names no tensor, but '" + f->second.c->name +
+                               "' names the tensor its copies move; the host builds one map with that box: name the tensor (and box) "
+                               "in every contract that uses the map, or in none", u.p->loc)
+          .notes.push_back(f->second.c->name + " names it at " + f->second.p->tensor_loc.str());
 }
 
 void check_link(LinkContext& ctx) {
   check_params(ctx);
-  check_tensormaps(ctx);
   check_tiles(ctx);
   check_per_tile(ctx);
   check_asserts(ctx);
   check_cluster(ctx);
+  check_tensormaps(ctx);  // after check_cluster: a multicast tensor's share
   check_schedule(ctx);
 }
 

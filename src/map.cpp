@@ -1,8 +1,9 @@
 // map — renders the link map: what was allocated to whom. Plain text, fixed column order,
 // deterministic. The "launch" and "param" lines are also what pipelink::Module reads back to
 // launch the kernel, so their format is stable: `launch <kernel> threads <n> smem <bytes> [pdl]` and
-// `param <name> <type> <slot> [box <rows> <cols> <dtype> <swizzle>]`. Contract text goes through printable(), so no name, owner or path
-// can start a line of its own.
+// `param <name> <type> <slot>` (the manifest's tensormap lines may end `box <rows> <cols> <dtype>
+// <swizzle>`; the map writes the same as `box <dtype>[<rows>x<cols>] swizzle <swizzle>`).
+// Contract text goes through printable(), so no name, owner or path can start a line of its own.
 #include <cstdio>
 #include <iomanip>
 #include <sstream>

@@ -571,24 +571,37 @@ struct Reader {
       if (const toml::node* tn = t.get("tensor")) {
         p.tensor_loc = at(tn);
         const std::string v = str(t, "tensor", "[[param]]", true);
-        const size_t dot = v.find('.');
-        if (ok && p.type != ParamType::TensorMap)
+        // "<port>.<tensor>", split where the text before the dot is a declared port (names may hold dots)
+        std::vector<std::pair<const PortDecl*, std::string>> split;
+        for (const PortDecl& q : c.ports)
+          if (v.size() > q.name.size() + 1 && v.compare(0, q.name.size(), q.name) == 0 && v[q.name.size()] == '.')
+            split.push_back({&q, v.substr(q.name.size() + 1)});
+        std::vector<std::pair<const PortDecl*, std::string>> found;
+        for (const auto& [q, tn_name] : split)
+          for (const TensorDecl& td : q->tensors)
+            if (td.name == tn_name) found.push_back({q, tn_name});
+        if (!tn->is_string()) {
+          // str() reported it
+        } else if (ok && p.type != ParamType::TensorMap)
           err(tn, "param '" + p.name + "': tensor names what a TMA copy moves; only a tensormap param has one");
-        else if (dot == std::string::npos || dot == 0 || dot + 1 == v.size() || v.find('.', dot + 1) != std::string::npos)
+        else if (found.size() == 1) {
+          p.tensor_port = found[0].first->name;
+          p.tensor_name = found[0].second;
+        } else if (found.size() > 1)
+          err(tn, "param '" + p.name + "': tensor \"" + printable(v) + "\" is ambiguous: port '" + printable(found[0].first->name) +
+                      "' tensor '" + printable(found[0].second) + "' and port '" + printable(found[1].first->name) + "' tensor '" +
+                      printable(found[1].second) + "'");
+        else if (v.find('.') == std::string::npos)
           err(tn, "param '" + p.name + "': tensor must be \"<port>.<tensor>\" (e.g. \"ab.a\"), not \"" + printable(v) + "\"");
-        else {
-          p.tensor_port = v.substr(0, dot);
-          p.tensor_name = v.substr(dot + 1);
-          const PortDecl* port = nullptr;
-          for (const PortDecl& q : c.ports) if (q.name == p.tensor_port) port = &q;
-          bool found = false;
-          if (port) for (const TensorDecl& td : port->tensors) found |= td.name == p.tensor_name;
-          if (!port) err(tn, "param '" + p.name + "': tensor \"" + printable(v) + "\" names port '" + printable(p.tensor_port) +
-                                 "', which the component does not declare");
-          else if (!found) err(tn, "param '" + p.name + "': tensor \"" + printable(v) + "\": port '" + p.tensor_port +
-                                       "' declares no tensor '" + printable(p.tensor_name) + "'");
-          if (!port || !found) p.tensor_port.clear();
-        }
+        else if (split.empty())
+          err(tn, "param '" + p.name + "': tensor \"" + printable(v) + "\" names no port of the component (ports: " + [&] {
+                std::string l;
+                for (const PortDecl& q : c.ports) l += (l.empty() ? "" : ", ") + printable(q.name);
+                return l.empty() ? std::string("none") : l;
+              }() + ")");
+        else
+          err(tn, "param '" + p.name + "': tensor \"" + printable(v) + "\": port '" + printable(split[0].first->name) +
+                      "' declares no tensor '" + printable(split[0].second) + "'");
       }
       if (const toml::node* bn = t.get("box")) {
         p.box_loc = at(bn);

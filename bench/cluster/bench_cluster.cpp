@@ -160,14 +160,13 @@ int main(int argc, char** argv) {
     if (!k->mod.fact("tile_m", tm) || !k->mod.fact("tile_n", tn)) { std::fprintf(stderr, "%s: no tile facts\n", k->label.c_str()); return 2; }
     k->tile_m = static_cast<unsigned>(tm);
     k->tile_n = static_cast<unsigned>(tn);
-    {  // the out box below is one row-major [tile_m x 2 tile_n] tile: refuse a store of panels (bench_qwen_mlp reads them)
-      std::ifstream f(k->map);
-      for (std::string line; std::getline(f, line);)
-        if (line.find("tensor p0 ") != std::string::npos) {
-          std::fprintf(stderr, "%s: its accumulator stage is the four 64-column panels (map %s); this bench stores one row-major "
-                               "tile: time it with bench_qwen_mlp\n", k->label.c_str(), k->map.c_str());
-          return 2;
-        }
+    for (const char* m : {"x_map", "w_map", "out_map"}) {  // every box comes from the link (Module::set_tensor)
+      pipelink::Module::TensorBox box;
+      if (!k->mod.tensor_box(m, box)) {
+        std::fprintf(stderr, "%s: param %s has no box in its link (%s): its contract names no tensor\n", k->label.c_str(), m,
+                     k->map.c_str());
+        return 2;
+      }
     }
     int clusters = 0;
     must(k->mod.max_active_clusters(clusters, stream), k->label);
@@ -216,13 +215,10 @@ int main(int argc, char** argv) {
     }
     for (size_t ki = 0; ki < kernels.size(); ++ki) {
       Kernel& k = *kernels[ki];
-      CUtensorMap xm, wm, om;
-      must(pipelink::bf16_tensor_map(xm, X.p, M, kK, k.tile_m, 64, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B), "x map");
-      must(pipelink::bf16_tensor_map(wm, W.p, kN, kK, k.tile_n, 64, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B), "w map");
-      must(pipelink::bf16_tensor_map(om, GU.p, M, kN, k.tile_m, 2 * k.tile_n, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE), "out map");
-      must(k.mod.set_tensormap("x_map", xm), k.label);
-      must(k.mod.set_tensormap("w_map", wm), k.label);
-      must(k.mod.set_tensormap("out_map", om), k.label);
+      // the boxes, element types and swizzles are the link's
+      must(k.mod.set_tensor("x_map", X.p, M, kK, 0, CU_TENSOR_MAP_L2_PROMOTION_L2_256B), k.label);
+      must(k.mod.set_tensor("w_map", W.p, kN, kK, 0, CU_TENSOR_MAP_L2_PROMOTION_L2_256B), k.label);
+      must(k.mod.set_tensor("out_map", GU.p, M, kN, 0, CU_TENSOR_MAP_L2_PROMOTION_NONE), k.label);
       must(k.mod.set_u32("K", kK), k.label);
       must(k.mod.set_u32("M", M), k.label);
       must(k.mod.set_u32("N", kN / 2), k.label);

@@ -164,6 +164,17 @@ void load_kernel(TestKernel& k) {
       die(k.label + ": param " + m + " has no box in its link (" + k.map + "): its contract names no tensor ([[param]] tensor = "
           "\"<port>.<tensor>\"); relink with contracts that do");
   }
+  // A GEMM's store takes the four 64-column panels exactly when its out_map copies in the 128B
+  // swizzle; the selection rules read the kind from a named variant's label, which must agree.
+  if (!k.fused) {
+    pipelink::Module::TensorBox ob;
+    const bool panels = k.mod.tensor_box("out_map", ob) && ob.swizzle == "128B";
+    if (!k.probe && panels != k.panels)
+      die(k.label + ": the label says the accumulator stage is " + (k.panels ? "" : "not ") + "the four 64-column panels, but "
+          "the link's out_map box is " + ob.dtype + "[" + std::to_string(ob.rows) + "x" + std::to_string(ob.cols) + "] swizzle " +
+          ob.swizzle + " (" + k.map + ")");
+    k.panels = panels;
+  }
 }
 
 // Sets every parameter for M (by name; a name the kernel lacks, or one left unset, is an error).

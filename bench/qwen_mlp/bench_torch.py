@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import re
 import sys
 import time
 
@@ -67,31 +66,12 @@ def swiglu(gu: torch.Tensor) -> torch.Tensor:
     return F.silu(gu[:, :i]) * gu[:, i:]
 
 
-def out_stage_rows(map_path: str):
-    """The rows of the stage the TMA store takes, the output map's box height: "tensor tile
-    bf16[RxC]" under the link map's pipe whose consumer is tma_store (the SwiGLU's "out", or the main
-    loop's own stage when the SwiGLU is in its epilogue); None when that stage has no tensor "tile"
-    (the panel GEMMs' four panels)."""
-    store_pipe = False
-    with open(map_path) as f:
-        for line in f:
-            if line.startswith("  ") and len(line) > 2 and line[2] != " ":
-                store_pipe = False  # the next pipe
-            if line.startswith("    consumers: "):
-                store_pipe = "tma_store" in line
-            m = re.search(r"tensor tile bf16\[(\d+)x", line)
-            if store_pipe and m:
-                return int(m.group(1))
-    return None
-
-
 def load_kernels(d: str):
     ks = {}
     for v in VARIANTS + EXTRA:
         c, m = os.path.join(d, v + ".cubin"), os.path.join(d, v + ".map")
         if os.path.isfile(c) and os.path.isfile(m):
             ks[v] = pipelink.Kernel(c, m)
-            ks[v].out_rows = out_stage_rows(m)
         else:
             print(f"skipping {v}: {c} or {m} missing")
     return ks
@@ -198,10 +178,9 @@ def packed_weight(k, W, n_step: int, b_stride: int):
     return cache[key]
 
 
-def configure(k, fused: bool, X, W, out, M: int, sms: int, panels: bool = False) -> int:
+def configure(k, fused: bool, X, W, out, M: int, sms: int) -> int:
     """Sets the kernel's params for M (out: H [M, I] for fused, GU [M, 2I] for gemm); returns the grid.
-    panels: unused (the maps' boxes are the link's, whether or not the store takes panels)."""
-    del panels
+    Every map's box is the link's (the contracts name the tensor each map's copies move)."""
     tn = k.fact("tile_n")
     # every map's box and swizzle are the link's (each contract names the tensor its copies move)
     x_map = k.tensor_map("x_map", X, l2_promotion="256B")
@@ -250,7 +229,7 @@ def main() -> int:
         for kind, forced in kinds:
             v = forced or select(ks, kind, M, sms)
             out = torch.empty(M, INTER if kind == "fused" else GU_N, dtype=torch.bfloat16, device=dev)
-            g = configure(ks[v], kind == "fused", X, W, out, M, sms, panels="_sw" in v)
+            g = configure(ks[v], kind == "fused", X, W, out, M, sms)
             ks[v].launch(g)
             torch.cuda.synchronize()
             print(f"profile: launched {v} at M = {M} (grid {g})")
@@ -289,7 +268,7 @@ def main() -> int:
         OUT_G = torch.empty(M, GU_N, dtype=torch.bfloat16, device=dev)
         vf, vg = select(ks, "fused", M, sms), select(ks, "gemm", M, sms)
         gf = configure(ks[vf], True, X, W, OUT_F, M, sms)
-        gg = configure(ks[vg], False, X, W, OUT_G, M, sms, panels="_sw" in vg)
+        gg = configure(ks[vg], False, X, W, OUT_G, M, sms)
         Wt = W.t()
         hold = {}
 
@@ -317,7 +296,7 @@ def main() -> int:
                 OUT_S, gs = OUT_G, gg
             else:
                 OUT_S = torch.empty(M, GU_N, dtype=torch.bfloat16, device=dev)
-                gs = configure(ks["gemm_sw"], False, X, W, OUT_S, M, sms, panels=True)
+                gs = configure(ks["gemm_sw"], False, X, W, OUT_S, M, sms)
             if vg == "gemm":
                 OUT_T = OUT_G
             else:
@@ -344,7 +323,7 @@ def main() -> int:
         if "gemm_cluster_sw" in ks and "fused_cluster_sw" in ks and M >= 2048 and OUT_S is not None and OUT_FS is not None:
             OUT_CG = torch.empty(M, GU_N, dtype=torch.bfloat16, device=dev)
             OUT_CF = torch.empty(M, INTER, dtype=torch.bfloat16, device=dev)
-            gcg = configure(ks["gemm_cluster_sw"], False, X, W, OUT_CG, M, sms, panels=True)
+            gcg = configure(ks["gemm_cluster_sw"], False, X, W, OUT_CG, M, sms)
             gcf = configure(ks["fused_cluster_sw"], True, X, W, OUT_CF, M, sms)
             cont["pipelink-gemm-cluster-sw (2-block clusters, W multicast)"] = lambda: ks["gemm_cluster_sw"].launch(gcg)
             cont["pipelink-fused-cluster-sw (2-block clusters, W multicast)"] = lambda: ks["fused_cluster_sw"].launch(gcf)
@@ -352,7 +331,7 @@ def main() -> int:
         if "gemm_sw_pair" in ks and "fused_sw_pair" in ks and M >= 1024 and OUT_S is not None and OUT_FS is not None:
             OUT_PG = torch.empty(M, GU_N, dtype=torch.bfloat16, device=dev)
             OUT_PF = torch.empty(M, INTER, dtype=torch.bfloat16, device=dev)
-            gpg = configure(ks["gemm_sw_pair"], False, X, W, OUT_PG, M, sms, panels=True)
+            gpg = configure(ks["gemm_sw_pair"], False, X, W, OUT_PG, M, sms)
             gpf = configure(ks["fused_sw_pair"], True, X, W, OUT_PF, M, sms)
             cont["pipelink-gemm-sw-pair (one m64n256k16)"] = lambda: ks["gemm_sw_pair"].launch(gpg)
             cont["pipelink-fused-sw-pair (one m64n256k16)"] = lambda: ks["fused_sw_pair"].launch(gpf)

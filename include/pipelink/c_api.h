@@ -106,9 +106,11 @@ PL_C_EXPORT int plrt_kernel_load(const char* cubin_path, const char* map_path, i
                                  size_t err_size);
 PL_C_EXPORT void plrt_kernel_free(plrt_kernel* k);
 
-/* {"name": ..., "threads": N, "smem_bytes": N, "device": N, "pdl": true|false,
- *  "params": {"NAME": "TYPE", ...}, "facts": {"NAME": N, ...}} — TYPE is ptr, u32, i32, u64, f32 or
- *  tensormap; pdl: the cubin was linked with --pdl (the manifest's `pdl` line). */
+/* {"name": ..., "threads": N, "smem_bytes": N, "device": N, "pdl": true|false, "workspace_stride": N,
+ *  "params": {"NAME": "TYPE", ...}, "boxes": {"NAME": {"rows": N, "cols": N, "dtype": "bf16",
+ *  "swizzle": "128B"}, ...}, "facts": {"NAME": N, ...}} — TYPE is ptr, u32, i32, u64, f32 or
+ *  tensormap; pdl: the cubin was linked with --pdl (the manifest's `pdl` line); boxes: the
+ *  tensormap params whose contracts name the tensor one copy moves (the manifest's `box` words). */
 PL_C_EXPORT const char* plrt_kernel_info_json(const plrt_kernel* k);
 
 /* Each setter takes only a parameter of its own type, as pipelink::Module's do. */

@@ -53,6 +53,8 @@ class Module {
   Status set_i32(const std::string& name, int v);            // the word holds v sign-extended
   Status set_u64(const std::string& name, unsigned long long v);
   Status set_f32(const std::string& name, float v);          // the word's low 32 bits hold v's bits
+  // A map the host built itself: its box and swizzle are not checked (a CUtensorMap is opaque);
+  // where the link knows them (tensor_box), set_tensor builds the map instead.
   Status set_tensormap(const std::string& name, const CUtensorMap& m);
   // What one TMA copy of a tensormap param moves, where its contract names the tensor
   // ([[param]] tensor / box; the map's `box` words): false for a param without one.

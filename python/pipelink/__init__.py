@@ -676,6 +676,9 @@ class Kernel:
                 raise TypeError(f"pipelink.Kernel: param '{name}' is a tensormap: pass pipelink.tensor_map(tensor, box=..., "
                                 f"swizzle=...)" + (" or the tensor itself (the link gives the box)" if box is not None else "") +
                                 f", not {type(value).__name__}")
+            if box is not None and box["dtype"] != "bf16":
+                raise TypeError(f"pipelink.Kernel: param '{name}': the link's map copies {box['dtype']}, and pipelink.tensor_map "
+                                f"makes bf16 maps only")
             if box is not None and (tuple(value.box) != (box["rows"], box["cols"]) or
                                     _SWIZZLE.get(value.swizzle) != _SWIZZLE.get(box["swizzle"])):
                 raise ValueError(f"pipelink.Kernel: param '{name}': the tensor map copies boxes of {tuple(value.box)} with swizzle "
