@@ -37,7 +37,7 @@ struct K {  // u32
 };
 }  // namespace param
 
-// [[port]] ab (a_loader.toml:29): out, completion = "tx", arrive = "one", stages = "stages".
+// [[port]] ab (a_loader.toml:30): out, completion = "tx", arrive = "one", stages = "stages".
 struct Out_ab {
   enum : unsigned { index = 0 };
   enum : long long { arrive = pl::arrive_one };

@@ -51,7 +51,7 @@ struct expert_rows {  // u32
 };
 }  // namespace param
 
-// [[port]] ab (w_loader.toml:42): out, completion = "tx", arrive = "one", stages = "stages".
+// [[port]] ab (w_loader.toml:44): out, completion = "tx", arrive = "one", stages = "stages".
 struct Out_ab {
   enum : unsigned { index = 0 };
   enum : long long { arrive = pl::arrive_one };
