@@ -797,7 +797,7 @@ void check_tensormaps(LinkContext& ctx) {
             for (const PipeTensor& v : out ? pp.tensors : pp.consumer_view)
               if (v.name == p.tensor_name) { t = &v; pipe = &pp; }
       if (!t || t->rows < 1 || t->cols < 1 || t->elem_bytes < 1) continue;  // unconnected, or a shape reported already
-      const std::string who_p = "component '" + c.name + "': param '" + p.name + "' (tensor \"" + p.tensor_port + "." + p.tensor_name + "\")";
+      const std::string who_p = "component '" + c.name + "': param '" + p.name + "' (tensor \"" + printable(p.tensor_port) + "." + printable(p.tensor_name) + "\")";
       const SourceLoc& loc = p.box_declared ? p.box_loc : p.tensor_loc;
       if (t->layout != "row") {
         d.error("tensormap", who_p + " is column-major in shared memory; a map's box is declared only for a row-major tensor "
