@@ -176,26 +176,24 @@ int main(int argc, char** argv) {
         s(k.mod.set_ptr("row_token", row_token.p));
         s(k.mod.set_ptr("row_weight", row_weight.p));
         s(k.mod.set_u32("K", kHidden));
-        s(k.mod.set_tensormap("w_map", make_map(Wgu.p, size_t(kExperts) * 2 * kInter, kHidden, tn, 64, CU_TENSOR_MAP_SWIZZLE_128B,
-                                                CU_TENSOR_MAP_L2_PROMOTION_L2_256B)));
-        s(k.mod.set_tensormap("out_map", make_map(Hm.p, M, kInter, static_cast<unsigned>(out_rows), tn, CU_TENSOR_MAP_SWIZZLE_NONE,
-                                                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B)));
+        // the maps' boxes and swizzles are the link's (the contracts name each map's tensor)
+        s(k.mod.set_tensor("w_map", Wgu.p, size_t(kExperts) * 2 * kInter, kHidden));
+        s(k.mod.set_tensor("out_map", Hm.p, M, kInter));
         s(k.mod.set_u32("n_step", tn));
         s(k.mod.set_u32("b_stride", kInter));
         s(k.mod.set_u32("expert_rows", 2 * kInter));
         s(k.mod.set_u32("N", kInter));
       } else {
         if (is_store(&k)) {
-          s(k.mod.set_tensormap("out_map", make_map(Hd.p, M, kHidden, kTileM, 256, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B)));
+          s(k.mod.set_tensor("out_map", Hd.p, M, kHidden));
         } else {
           s(k.mod.set_ptr("row_token", row_token.p));
           s(k.mod.set_ptr("y", Y.p));
           s(k.mod.set_u32("hidden", kHidden));
         }
-        s(k.mod.set_tensormap("a_map", make_map(Hm.p, M, kInter, kTileM, 64, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B)));
+        s(k.mod.set_tensor("a_map", Hm.p, M, kInter));
         s(k.mod.set_u32("K", kInter));
-        s(k.mod.set_tensormap("w_map", make_map(Wd.p, size_t(kExperts) * kHidden, kInter, 128, 64, CU_TENSOR_MAP_SWIZZLE_128B,
-                                                CU_TENSOR_MAP_L2_PROMOTION_L2_256B)));
+        s(k.mod.set_tensor("w_map", Wd.p, size_t(kExperts) * kHidden, kInter));
         s(k.mod.set_u32("n_step", 256));
         s(k.mod.set_u32("b_stride", 128));
         s(k.mod.set_u32("expert_rows", kHidden));
