@@ -774,7 +774,7 @@ void check_tensormaps(LinkContext& ctx) {
   struct First { const Contract* c; const ParamDecl* p; };
   std::map<std::string, First> first;            // the first contract that names the map's tensor
   std::map<std::string, First> unnamed;          // the first that uses the map without naming one
-  std::set<std::pair<const Contract*, std::string>> done;  // (contract, param): one check per contract
+  std::set<const ParamDecl*> done;  // one check per declaration (instances of a contract share it)
   for (size_t ii = 0; ii < ctx.instances.size(); ++ii) {
     const Contract& c = *ctx.instances[ii].contract;
     for (const ParamDecl& p : c.params) {
@@ -783,7 +783,7 @@ void check_tensormaps(LinkContext& ctx) {
         if (!p.tensor_loc.known()) unnamed.emplace(p.name, First{&c, &p});  // (a malformed tensor was reported)
         continue;
       }
-      if (!done.insert({&c, p.name}).second) continue;
+      if (!done.insert(&p).second) continue;
       size_t port = 0;
       while (port < c.ports.size() && c.ports[port].name != p.tensor_port) ++port;
       if (port == c.ports.size()) continue;  // parse reported it
@@ -805,6 +805,8 @@ void check_tensormaps(LinkContext& ctx) {
         continue;
       }
       // A producer's share: the tensor among its writers in one block, then among a multicast group.
+      const bool multicast = out && pipe->multicast > 1 &&
+                             std::find(pipe->multicast_tensors.begin(), pipe->multicast_tensors.end(), t->name) != pipe->multicast_tensors.end();
       int64_t share = 1;
       if (out) {
         if (!pd.writes.empty() && std::find(pd.writes.begin(), pd.writes.end(), p.tensor_name) == pd.writes.end()) {
@@ -821,36 +823,45 @@ void check_tensormaps(LinkContext& ctx) {
           }
           if (share < 1) share = 1;
         }
-        if (pipe->multicast > 1 && std::find(pipe->multicast_tensors.begin(), pipe->multicast_tensors.end(), t->name) !=
-                                       pipe->multicast_tensors.end())
-          share *= pipe->multicast;
+        if (multicast) share *= pipe->multicast;
       }
       const std::string tensor_shape = "[" + std::to_string(t->rows) + " x " + std::to_string(t->cols) + "]";
+      const std::string shares = std::to_string(share) + " shares its copies are made in (the TMA producer instances writing it" +
+                                 (multicast ? ", times the multicast group" : "") + ")";
       if (t->rows % share != 0) {
-        d.error("tensormap", who_p + ": the tensor's " + tensor_shape + " rows do not split into the " + std::to_string(share) +
-                                     " shares its copies are made in (TMA producers writing it" +
-                                     (pipe->multicast > 1 ? ", times the multicast group" : "") + ")", loc);
+        d.error("tensormap", who_p + ": the tensor's " + tensor_shape + " rows do not split into the " + shares, loc);
         continue;
       }
       const int64_t share_rows = t->rows / share;
+      if (share > 1 && (share_rows * t->cols * t->elem_bytes) % 128 != 0) {  // (a multicast slice alone: check_cluster)
+        d.error("tensormap", who_p + ": the tensor's " + tensor_shape + " in " + shares + " leaves " + std::to_string(share_rows) +
+                                     " rows of " + std::to_string(share_rows * t->cols * t->elem_bytes) +
+                                     " bytes each, so the next share's copies would start at a shared-memory address that is not "
+                                     "128-byte aligned (cp.async.bulk.tensor needs it): fewer producers, or a larger tensor", loc);
+        continue;
+      }
       TensorMapBox b{p.box_declared ? p.box_rows.value : share_rows, p.box_declared ? p.box_cols.value : t->cols, t->dtype, t->swizzle};
       const std::string shape = " [" + std::to_string(b.rows) + " x " + std::to_string(b.cols) + "]";
       const int64_t inner = b.cols * t->elem_bytes, span = swizzle_span(t->swizzle);
       bool ok = true;
-      auto bad = [&](const std::string& m) {
+      // fixable: by declaring the box the code copies; else no box fits the tensor's rows
+      auto bad = [&](const std::string& m, bool fixable = true) {
         Diagnostic& x = d.error("tensormap", who_p + ": " + (p.box_declared ? "box" : "the default box (the rows it copies)") + shape +
                                                  " " + m, loc);
-        if (!p.box_declared) x.notes.push_back("declare the copy its code makes: box = [rows, cols] beside tensor");
+        if (!p.box_declared && fixable) x.notes.push_back("declare the copy its code makes: box = [rows, cols] beside tensor");
+        if (!fixable) x.notes.push_back("no box fits a copy of this tensor's rows: build this map on the host and leave tensor out");
         ok = false;
       };
-      if (b.rows < 1 || b.rows > 256 || b.cols < 1 || b.cols > 256) bad("has a side outside 1..256 (a TMA box)");
+      if (b.rows < 1 || b.rows > 256 || b.cols < 1 || b.cols > 256)
+        bad("has a side outside 1..256 (a TMA box)", b.cols >= 1 && b.cols <= 256 && t->cols <= 256);
       else if (b.cols != t->cols)
         bad("is " + std::to_string(b.cols) + " columns wide, the tensor " + tensor_shape + " " + std::to_string(t->cols) +
             ": a copy is a band of the tensor's whole rows (a box of another width writes each copy as one dense block, not "
-            "into the tensor's rows)");
-      else if (inner % 16 != 0) bad("has rows of " + std::to_string(inner) + " bytes; TMA copies rows of a multiple of 16 bytes");
+            "into the tensor's rows)", t->cols <= 256);
+      else if (inner % 16 != 0) bad("has rows of " + std::to_string(inner) + " bytes; TMA copies rows of a multiple of 16 bytes", false);
       else if (span && inner > span)
-        bad("has rows of " + std::to_string(inner) + " bytes, wider than the tensor's " + t->swizzle + " swizzle (a swizzled box row is at most its span)");
+        bad("has rows of " + std::to_string(inner) + " bytes, wider than the tensor's " + t->swizzle + " swizzle (a swizzled box row is at most its span)",
+            false);
       else if (share_rows % b.rows != 0)
         bad(share == 1 ? "does not tile the tensor's " + tensor_shape
                        : "does not tile the " + std::to_string(share_rows) + " rows this component copies (the tensor's " + tensor_shape +
@@ -858,6 +869,9 @@ void check_tensormaps(LinkContext& ctx) {
       else if (b.rows < t->rows && (b.rows * inner) % 128 != 0)
         bad("moves " + std::to_string(b.rows * inner) + " bytes per copy, so the next copy would start at a shared-memory address "
             "that is not 128-byte aligned (cp.async.bulk.tensor needs it)");
+      else if (b.rows < t->rows && span && (b.rows * inner) % (8 * span) != 0)
+        bad("moves " + std::to_string(b.rows * inner) + " bytes per copy, so the next copy would start inside a " + t->swizzle +
+            " swizzle atom (8 rows, " + std::to_string(8 * span) + " bytes): swizzled copies start on an atom");
       if (!ok) continue;
       auto [it, fresh] = first.emplace(p.name, First{&c, &p});
       if (fresh) { ctx.tmap_boxes[p.name] = b; continue; }

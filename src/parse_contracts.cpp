@@ -591,7 +591,7 @@ struct Reader {
           err(tn, "param '" + p.name + "': tensor \"" + printable(v) + "\" is ambiguous: port '" + printable(found[0].first->name) +
                       "' tensor '" + printable(found[0].second) + "' and port '" + printable(found[1].first->name) + "' tensor '" +
                       printable(found[1].second) + "'");
-        else if (v.find('.') == std::string::npos)
+        else if (v.find('.') == std::string::npos || v.front() == '.' || v.back() == '.')
           err(tn, "param '" + p.name + "': tensor must be \"<port>.<tensor>\" (e.g. \"ab.a\"), not \"" + printable(v) + "\"");
         else if (split.empty())
           err(tn, "param '" + p.name + "': tensor \"" + printable(v) + "\" names no port of the component (ports: " + [&] {
@@ -599,9 +599,12 @@ struct Reader {
                 for (const PortDecl& q : c.ports) l += (l.empty() ? "" : ", ") + printable(q.name);
                 return l.empty() ? std::string("none") : l;
               }() + ")");
-        else
-          err(tn, "param '" + p.name + "': tensor \"" + printable(v) + "\": port '" + printable(split[0].first->name) +
-                      "' declares no tensor '" + printable(split[0].second) + "'");
+        else {
+          std::string why;  // each reading of the dots: a declared port, and the tensor it lacks
+          for (const auto& [q, rest] : split)
+            why += (why.empty() ? "" : "; ") + std::string("port '") + printable(q->name) + "' declares no tensor '" + printable(rest) + "'";
+          err(tn, "param '" + p.name + "': tensor \"" + printable(v) + "\": " + why);
+        }
       }
       if (const toml::node* bn = t.get("box")) {
         p.box_loc = at(bn);
