@@ -26,15 +26,24 @@ Status bf16_tensor_map(CUtensorMap& out, CUdeviceptr base, uint64_t rows, uint64
   return bf16_tensor_map_strided(out, base, rows, cols, cols * 2, box_rows, box_cols, swizzle, promotion);  // packed rows
 }
 
-Status bf16_tensor_map_strided(CUtensorMap& out, CUdeviceptr base, uint64_t rows, uint64_t cols, uint64_t row_stride_bytes,
-                               unsigned box_rows, unsigned box_cols, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion promotion) {
+namespace {
+// A 2-D tiled map over a row-major matrix [rows, cols] (rows row_stride_bytes apart), boxes of
+// box_rows x box_cols: what bf16_tensor_map_strided and Module::set_tensor encode.
+CUresult encode_2d(CUtensorMap& out, CUtensorMapDataType type, CUdeviceptr base, uint64_t rows, uint64_t cols, uint64_t row_stride_bytes,
+                   unsigned box_rows, unsigned box_cols, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion promotion) {
   cuuint64_t dims[2] = {cols, rows};
   cuuint64_t strides[1] = {row_stride_bytes};
   cuuint32_t box[2] = {box_cols, box_rows};
   cuuint32_t elem_strides[2] = {1, 1};
-  if (CUresult r = cuTensorMapEncodeTiled(&out, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, reinterpret_cast<void*>(base), dims, strides, box,
-                                          elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, promotion,
-                                          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return cuTensorMapEncodeTiled(&out, type, 2, reinterpret_cast<void*>(base), dims, strides, box, elem_strides,
+                                CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, promotion, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+}
+}  // namespace
+
+Status bf16_tensor_map_strided(CUtensorMap& out, CUdeviceptr base, uint64_t rows, uint64_t cols, uint64_t row_stride_bytes,
+                               unsigned box_rows, unsigned box_cols, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion promotion) {
+  if (CUresult r = encode_2d(out, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, base, rows, cols, row_stride_bytes, box_rows, box_cols, swizzle,
+                             promotion);
       r != CUDA_SUCCESS)
     return Status::error(cu_error(r, "cuTensorMapEncodeTiled") + " (" + std::to_string(rows) + "x" + std::to_string(cols) +
                          ", row stride " + std::to_string(row_stride_bytes) + " bytes, box " + std::to_string(box_rows) + "x" +
@@ -430,14 +439,8 @@ Status Module::set_tensor(const std::string& name, CUdeviceptr base, uint64_t ro
   else if (b.swizzle == "128B") sw = CU_TENSOR_MAP_SWIZZLE_128B;
   else if (b.swizzle != "none") return Status::error("param '" + name + "': unknown swizzle '" + b.swizzle + "'");
   if (row_stride_bytes == 0) row_stride_bytes = cols * ty->second;
-  cuuint64_t dims[2] = {cols, rows};
-  cuuint64_t strides[1] = {row_stride_bytes};
-  cuuint32_t box[2] = {b.cols, b.rows};
-  cuuint32_t elem_strides[2] = {1, 1};
   CUtensorMap m;
-  if (CUresult r = cuTensorMapEncodeTiled(&m, ty->first, 2, reinterpret_cast<void*>(base), dims, strides, box, elem_strides,
-                                          CU_TENSOR_MAP_INTERLEAVE_NONE, sw, promotion, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-      r != CUDA_SUCCESS)
+  if (CUresult r = encode_2d(m, ty->first, base, rows, cols, row_stride_bytes, b.rows, b.cols, sw, promotion); r != CUDA_SUCCESS)
     return Status::error("param '" + name + "': " + cu_error(r, "cuTensorMapEncodeTiled") + " (" + b.dtype + " [" + std::to_string(rows) +
                          " x " + std::to_string(cols) + "], row stride " + std::to_string(row_stride_bytes) + " bytes, the link's box [" +
                          std::to_string(b.rows) + " x " + std::to_string(b.cols) + "], swizzle " + b.swizzle + ")");
