@@ -13,9 +13,14 @@
 //               `stages`, `grid` persistent blocks (0: one per SM)
 //   kind bulk:  e = the chunk in KB, tiles of tile_rows rows
 //   kind ldg:   grid blocks of 512 threads
+//   kind gemv:  the weight stream read by every thread into mma.sync (stream_probe.cu, gemv16): one
+//               block per 16 W rows, e warps splitting K, d steps of 64 bytes per row in a batch;
+//               X [16, K] multiplied for real and the output checked on sampled rows
 #include <cuda.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -68,6 +73,14 @@ const std::vector<Config> kConfigs = {
     {"bulk8K-64-s24-g132", "bulk", 8, 0, 0, 0, 0, 64, 24, 132},
     {"ldg-g528", "ldg", 0, 0, 0, 0, 0, 0, 0, 528},
     {"ldg-g1056", "ldg", 0, 0, 0, 0, 0, 0, 0, 1056},
+    {"gemv-w4-u4", "gemv", 4, 16, 4, 0, 0, 16, 0, 3200},
+    {"gemv-w4-u8", "gemv", 4, 16, 8, 0, 0, 16, 0, 3200},
+    {"gemv-w4-u10", "gemv", 4, 16, 10, 0, 0, 16, 0, 3200},
+    {"gemv-w8-u4", "gemv", 8, 16, 4, 0, 0, 16, 0, 3200},
+    {"gemv-w8-u5", "gemv", 8, 16, 5, 0, 0, 16, 0, 3200},
+    {"gemv-w2-u8", "gemv", 2, 16, 8, 0, 0, 16, 0, 3200},
+    {"gemv-w2-u10", "gemv", 2, 16, 10, 0, 0, 16, 0, 3200},
+    {"gemv-w1-u8", "gemv", 1, 16, 8, 0, 0, 16, 0, 3200},
 };
 
 CUtensorMap map3d(CUdeviceptr w, uint64_t rows, unsigned e, unsigned r, unsigned d) {
@@ -111,7 +124,7 @@ int main(int argc, char** argv) {
   for (CUfunction f : {f_tma, f_bulk})
     CU(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 227 * 1024));
 
-  DeviceBuffer w(kRows * kK * 2), x(16 * kK * 2), sink(4 * 4096);
+  DeviceBuffer w(kRows * kK * 2), x(16 * kK * 2), sink(4 * 4096), gout(16 * kRows * 4);
   util.fill_bf16(w.p, kRows * kK, 0x5EED, 0.02f);
   util.fill_bf16(x.p, 16 * kK, 0x5EEE, 1.0f);
   CU(cuStreamSynchronize(dev.stream));
@@ -154,6 +167,46 @@ int main(int argc, char** argv) {
       runs.push_back(std::move(run));
     }
   }
+  // gemv: check the math once per configuration before timing (sampled rows against the host).
+  std::vector<uint16_t> hx(16 * kK), hw(kK);
+  CU(cuMemcpyDtoH(hx.data(), x.p, hx.size() * 2));
+  auto bf = [](uint16_t v) {
+    const uint32_t u = uint32_t(v) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  };
+  std::vector<CUfunction> f_gemv(runs.size(), nullptr);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const Config& c = runs[i].c;
+    if (c.kind != "gemv") continue;
+    const std::string fn = "stream_gemv_w" + std::to_string(c.e) + "_u" + std::to_string(c.d);
+    CU(cuModuleGetFunction(&f_gemv[i], mod, fn.c_str()));
+    CU(cuMemsetD32Async(gout.p, 0x7FC00000u, 16 * kRows, dev.stream));  // poisoned: NaN
+    CUdeviceptr pw = w.p, px = x.p, po = gout.p;
+    unsigned n = unsigned(kRows), k = unsigned(kK);
+    void* a[] = {&pw, &px, &po, &n, &k};
+    CU(cuLaunchKernel(f_gemv[i], unsigned(kRows / 16), 1, 1, c.e * 32, 1, 1, 0, dev.stream, a, nullptr));
+    CU(cuStreamSynchronize(dev.stream));
+    std::vector<float> ho(16 * kRows);
+    CU(cuMemcpyDtoH(ho.data(), gout.p, ho.size() * 4));
+    double worst = 0;
+    for (uint64_t r : {uint64_t(0), uint64_t(1), uint64_t(7), uint64_t(8), uint64_t(15), uint64_t(16), uint64_t(12345), uint64_t(25600),
+                       uint64_t(40961), kRows - 1}) {
+      CU(cuMemcpyDtoH(hw.data(), w.p + r * kK * 2, kK * 2));
+      for (unsigned t = 0; t < 16; ++t) {
+        double ref = 0, mag = 0;
+        for (unsigned q = 0; q < kK; ++q) ref += double(bf(hw[q])) * bf(hx[t * kK + q]), mag += std::fabs(double(bf(hw[q])) * bf(hx[t * kK + q]));
+        const double got = ho[t * kRows + r], err = std::fabs(got - ref) / (mag + 1e-30);
+        if (!(err <= 1e-5)) die("bench_stream: " + c.name + ": out[" + std::to_string(t) + "][" + std::to_string(r) + "] = " +
+                                std::to_string(got) + ", reference " + std::to_string(ref));
+        worst = std::max(worst, err);
+      }
+    }
+    for (float v : ho)
+      if (v != v) die("bench_stream: " + c.name + ": an output left unwritten (NaN)");
+    std::printf("%s: checked (10 rows x 16 tokens, worst |err| / sum|terms| %.2e; every output written)\n", c.name.c_str(), worst);
+  }
   for (Run& run : runs) {
     const Config c = run.c;
     Run* rp = &run;
@@ -178,6 +231,15 @@ int main(int argc, char** argv) {
         CUdeviceptr sp = rp->sink;
         void* a[] = {&p, &rp->maps[0], &n_tiles, &tile_bytes, &chunk, &stages, &x_bytes, &x_steps, &mode, &hold, &sp};
         CU(cuLaunchKernel(f_bulk, rp->grid, 1, 1, 256, 1, 1, rp->smem, s, a, nullptr));
+      };
+    } else if (c.kind == "gemv") {
+      const CUdeviceptr wp = w.p, xp = x.p, op = gout.p;
+      CUfunction f = f_gemv[size_t(rp - runs.data())];
+      ct.enqueue = [f, c, wp, xp, op](CUstream s) {
+        CUdeviceptr pw = wp, px = xp, po = op;
+        unsigned n = unsigned(kRows), k = unsigned(kK);
+        void* a[] = {&pw, &px, &po, &n, &k};
+        CU(cuLaunchKernel(f, unsigned(kRows / 16), 1, 1, c.e * 32, 1, 1, 0, s, a, nullptr));
       };
     } else {
       const CUdeviceptr wp = w.p, sp = sink.p;
@@ -218,9 +280,9 @@ int main(int argc, char** argv) {
     const Stats st = cs[i].stats();
     const double tbs = run.bytes / (st.median * 1e-3) / 1e12;
     char line[512];
-    const unsigned contig = c.kind == "tma" ? c.e * c.d * 2 : c.kind == "bulk" ? c.e * 1024 : 16;
+    const unsigned contig = c.kind == "tma" ? c.e * c.d * 2 : c.kind == "bulk" ? c.e * 1024 : c.kind == "gemv" ? 64 : 16;
     const double stage_kb = c.kind == "tma" ? c.nb * c.e * c.r * c.d * 2 / 1024.0 : c.kind == "bulk" ? double(c.e) : 0;
-    const std::string consumer = c.kind == "ldg" ? "—" : c.mode == 1 ? "hold " + std::to_string(c.hold_ns) : c.mode == 2 ? "wgmma" : c.mode == 3 ? "swapped" : "free";
+    const std::string consumer = c.kind == "ldg" ? "—" : c.kind == "gemv" ? "mma.sync, " + std::to_string(c.e) + " warps, " + std::to_string(c.d) + " steps" : c.mode == 1 ? "hold " + std::to_string(c.hold_ns) : c.mode == 2 ? "wgmma" : c.mode == 3 ? "swapped" : "free";
     std::snprintf(line, sizeof line, "| %s | %s | %u | %u | %u | %.1f | %u | %u | %s | %.1f | %.4f ±%.1f%% | %.3f |\n", c.name.c_str(),
                   c.kind.c_str(), contig, c.r, c.nb, stage_kb, c.stages, run.grid, consumer.c_str(), run.bytes / 1e6, st.median,
                   100 * st.spread, tbs);

@@ -230,3 +230,105 @@ extern "C" __global__ void __launch_bounds__(512) stream_ldg(const uint4* __rest
   }
   if (x == 0x12345678u) sink[blockIdx.x] = x;  // practically never; keeps the loads
 }
+
+// ---- The weight stream read by every thread, as a GEMV would (session 20) -----------------------
+// A block takes 16 consecutive W rows (one m16 row tile of mma.sync) over the whole K; its WARPS
+// warps split K, each reading its slice in steps of 64 contiguous bytes per row: lane (g, c) loads
+// the 16 bytes [c * 16, c * 16 + 16) of the step's 64 from rows g and g + 8, and the same 16 bytes
+// of X's rows g and 8 + g (tokens; X is L1/L2-resident). Inside a step the k order is permuted
+// (the dot product does not care, A and B are permuted alike): mma.sync m16n8k16 #1 takes each
+// lane's elements 0-3, #2 elements 4-7, so every load is one 16-byte vector and no shuffle is
+// needed. U steps are loaded before their mma. The warps' 16 x 16 partial sums are added in shared
+// memory in warp order and written as out[token][row] (fp32), so the host can check the math.
+namespace {
+__device__ __forceinline__ void mma_bf16_16816(float (&d)[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned b0,
+                                               unsigned b1) {
+  asm(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ uint4 ld_stream(const uint4* p) {
+  uint4 v;
+  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  return v;
+}
+template <int WARPS, int U>
+__device__ __forceinline__ void gemv16(const unsigned char* __restrict__ w, const unsigned char* __restrict__ x, float* __restrict__ out,
+                                       unsigned n_rows, unsigned k) {
+  __shared__ float part[WARPS][32][8];
+  const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, g = lane >> 2, c = lane & 3u;
+  const unsigned row0 = blockIdx.x * 16u;
+  const size_t row_bytes = size_t(k) * 2;
+  const unsigned k_bytes = k * 2 / WARPS, steps = k_bytes / 64;
+  const unsigned char* wa = w + (row0 + g) * row_bytes + warp * k_bytes + c * 16;
+  const unsigned char* wb = wa + 8 * row_bytes;
+  const unsigned char* xa = x + g * row_bytes + warp * k_bytes + c * 16;
+  const unsigned char* xb = xa + 8 * row_bytes;
+  float d0[4] = {0.f, 0.f, 0.f, 0.f}, d1[4] = {0.f, 0.f, 0.f, 0.f};
+  // Two batches of U steps in registers: batch s + U is requested before batch s is multiplied.
+  uint4 A[U], B[U];
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    A[u] = ld_stream(reinterpret_cast<const uint4*>(wa + u * 64));
+    B[u] = ld_stream(reinterpret_cast<const uint4*>(wb + u * 64));
+  }
+  for (unsigned s = 0; s < steps; s += U) {
+    uint4 An[U], Bn[U];
+    if (s + U < steps) {
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        An[u] = ld_stream(reinterpret_cast<const uint4*>(wa + (s + U + u) * 64));
+        Bn[u] = ld_stream(reinterpret_cast<const uint4*>(wb + (s + U + u) * 64));
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const uint4 X0 = __ldg(reinterpret_cast<const uint4*>(xa + (s + u) * 64));
+      const uint4 X1 = __ldg(reinterpret_cast<const uint4*>(xb + (s + u) * 64));
+      mma_bf16_16816(d0, A[u].x, B[u].x, A[u].y, B[u].y, X0.x, X0.y);
+      mma_bf16_16816(d1, A[u].x, B[u].x, A[u].y, B[u].y, X1.x, X1.y);
+      mma_bf16_16816(d0, A[u].z, B[u].z, A[u].w, B[u].w, X0.z, X0.w);
+      mma_bf16_16816(d1, A[u].z, B[u].z, A[u].w, B[u].w, X1.z, X1.w);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) A[u] = An[u], B[u] = Bn[u];
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i) part[warp][lane][i] = d0[i], part[warp][lane][4 + i] = d1[i];
+  __syncthreads();
+  if (warp == 0) {
+    float s[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) s[i] = 0.f;
+    for (int v = 0; v < WARPS; ++v)
+#pragma unroll
+      for (int i = 0; i < 8; ++i) s[i] += part[v][lane][i];
+    // d0: (row g, tokens 2c, 2c+1), (row g + 8, tokens 2c, 2c+1); d1 the same for tokens 8 + ...
+    const unsigned r0 = row0 + g, r1 = r0 + 8, t0 = 2 * c;
+    out[size_t(t0) * n_rows + r0] = s[0];
+    out[size_t(t0 + 1) * n_rows + r0] = s[1];
+    out[size_t(t0) * n_rows + r1] = s[2];
+    out[size_t(t0 + 1) * n_rows + r1] = s[3];
+    out[size_t(t0 + 8) * n_rows + r0] = s[4];
+    out[size_t(t0 + 9) * n_rows + r0] = s[5];
+    out[size_t(t0 + 8) * n_rows + r1] = s[6];
+    out[size_t(t0 + 9) * n_rows + r1] = s[7];
+  }
+}
+}  // namespace
+
+#define PL_STREAM_GEMV(W_, U_)                                                                                            \
+  extern "C" __global__ void __launch_bounds__(W_ * 32) stream_gemv_w##W_##_u##U_(                                        \
+      const unsigned char* __restrict__ w, const unsigned char* __restrict__ x, float* __restrict__ out, unsigned n_rows, \
+      unsigned k) {                                                                                                       \
+    gemv16<W_, U_>(w, x, out, n_rows, k);                                                                                 \
+  }
+PL_STREAM_GEMV(4, 4)
+PL_STREAM_GEMV(4, 8)
+PL_STREAM_GEMV(4, 10)
+PL_STREAM_GEMV(8, 4)
+PL_STREAM_GEMV(8, 5)
+PL_STREAM_GEMV(2, 8)
+PL_STREAM_GEMV(2, 10)
+PL_STREAM_GEMV(1, 8)
