@@ -73,14 +73,20 @@ const std::vector<Config> kConfigs = {
     {"bulk8K-64-s24-g132", "bulk", 8, 0, 0, 0, 0, 64, 24, 132},
     {"ldg-g528", "ldg", 0, 0, 0, 0, 0, 0, 0, 528},
     {"ldg-g1056", "ldg", 0, 0, 0, 0, 0, 0, 0, 1056},
+    // gemv: e warps, d steps per batch, `stages` = blocks per SM allowed (dynamic shared memory caps
+    // the residency; 0 = as many as registers allow), so the blocks in flight read a window of W
+    // (blocks start in order) instead of most of it
     {"gemv-w4-u4", "gemv", 4, 16, 4, 0, 0, 16, 0, 3200},
-    {"gemv-w4-u8", "gemv", 4, 16, 8, 0, 0, 16, 0, 3200},
-    {"gemv-w4-u10", "gemv", 4, 16, 10, 0, 0, 16, 0, 3200},
     {"gemv-w8-u4", "gemv", 8, 16, 4, 0, 0, 16, 0, 3200},
-    {"gemv-w8-u5", "gemv", 8, 16, 5, 0, 0, 16, 0, 3200},
-    {"gemv-w2-u8", "gemv", 2, 16, 8, 0, 0, 16, 0, 3200},
-    {"gemv-w2-u10", "gemv", 2, 16, 10, 0, 0, 16, 0, 3200},
-    {"gemv-w1-u8", "gemv", 1, 16, 8, 0, 0, 16, 0, 3200},
+    {"gemv-w8-u4-b1", "gemv", 8, 16, 4, 0, 0, 16, 1, 3200},
+    {"gemv-w8-u4-b2", "gemv", 8, 16, 4, 0, 0, 16, 2, 3200},
+    {"gemv-w8-u8-b1", "gemv", 8, 16, 8, 0, 0, 16, 1, 3200},
+    {"gemv-w8-u10-b1", "gemv", 8, 16, 10, 0, 0, 16, 1, 3200},
+    {"gemv-w16-u5-b1", "gemv", 16, 16, 5, 0, 0, 16, 1, 3200},
+    {"gemv-w16-u10-b1", "gemv", 16, 16, 10, 0, 0, 16, 1, 3200},
+    {"gemv-w4-u8-b2", "gemv", 4, 16, 8, 0, 0, 16, 2, 3200},
+    {"gemv-w4-u8-b4", "gemv", 4, 16, 8, 0, 0, 16, 4, 3200},
+    {"gemv-w4-u10-b3", "gemv", 4, 16, 10, 0, 0, 16, 3, 3200},
 };
 
 CUtensorMap map3d(CUdeviceptr w, uint64_t rows, unsigned e, unsigned r, unsigned d) {
@@ -186,7 +192,9 @@ int main(int argc, char** argv) {
     CUdeviceptr pw = w.p, px = x.p, po = gout.p;
     unsigned n = unsigned(kRows), k = unsigned(kK);
     void* a[] = {&pw, &px, &po, &n, &k};
-    CU(cuLaunchKernel(f_gemv[i], unsigned(kRows / 16), 1, 1, c.e * 32, 1, 1, 0, dev.stream, a, nullptr));
+    runs[i].smem = c.stages ? (227u * 1024u) / c.stages - 1024u : 0u;
+    CU(cuFuncSetAttribute(f_gemv[i], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 227 * 1024));
+    CU(cuLaunchKernel(f_gemv[i], unsigned(kRows / 16), 1, 1, c.e * 32, 1, 1, runs[i].smem, dev.stream, a, nullptr));
     CU(cuStreamSynchronize(dev.stream));
     std::vector<float> ho(16 * kRows);
     CU(cuMemcpyDtoH(ho.data(), gout.p, ho.size() * 4));
@@ -235,11 +243,12 @@ int main(int argc, char** argv) {
     } else if (c.kind == "gemv") {
       const CUdeviceptr wp = w.p, xp = x.p, op = gout.p;
       CUfunction f = f_gemv[size_t(rp - runs.data())];
-      ct.enqueue = [f, c, wp, xp, op](CUstream s) {
+      const unsigned smem = rp->smem;
+      ct.enqueue = [f, c, wp, xp, op, smem](CUstream s) {
         CUdeviceptr pw = wp, px = xp, po = op;
         unsigned n = unsigned(kRows), k = unsigned(kK);
         void* a[] = {&pw, &px, &po, &n, &k};
-        CU(cuLaunchKernel(f, unsigned(kRows / 16), 1, 1, c.e * 32, 1, 1, 0, s, a, nullptr));
+        CU(cuLaunchKernel(f, unsigned(kRows / 16), 1, 1, c.e * 32, 1, 1, smem, s, a, nullptr));
       };
     } else {
       const CUdeviceptr wp = w.p, sp = sink.p;
