@@ -192,8 +192,8 @@ int main(int argc, char** argv) {
     CUdeviceptr pw = w.p, px = x.p, po = gout.p;
     unsigned n = unsigned(kRows), k = unsigned(kK);
     void* a[] = {&pw, &px, &po, &n, &k};
-    runs[i].smem = c.stages ? (227u * 1024u) / c.stages - 1024u : 0u;
-    CU(cuFuncSetAttribute(f_gemv[i], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 227 * 1024));
+    runs[i].smem = c.stages ? (228u * 1024u) / (c.stages + 1) + 4096u : 0u;  // c.stages blocks fit an SM's 228 KB, one more does not
+    if (runs[i].smem) CU(cuFuncSetAttribute(f_gemv[i], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(runs[i].smem)));
     CU(cuLaunchKernel(f_gemv[i], unsigned(kRows / 16), 1, 1, c.e * 32, 1, 1, runs[i].smem, dev.stream, a, nullptr));
     CU(cuStreamSynchronize(dev.stream));
     std::vector<float> ho(16 * kRows);
