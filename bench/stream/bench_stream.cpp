@@ -87,6 +87,14 @@ const std::vector<Config> kConfigs = {
     {"gemv-w4-u8-b2", "gemv", 4, 16, 8, 0, 0, 16, 2, 3200},
     {"gemv-w4-u8-b4", "gemv", 4, 16, 8, 0, 0, 16, 4, 3200},
     {"gemv-w4-u10-b3", "gemv", 4, 16, 10, 0, 0, 16, 3, 3200},
+    // rows: gemv's blocks and slices, each warp load 512 contiguous bytes of one row, no multiply
+    {"rows-w4-u8", "rows", 4, 16, 8, 0, 0, 16, 0, 3200},
+    {"rows-w4-u16", "rows", 4, 16, 16, 0, 0, 16, 0, 3200},
+    {"rows-w2-u8", "rows", 2, 16, 8, 0, 0, 16, 0, 3200},
+    {"rows-w2-u16", "rows", 2, 16, 16, 0, 0, 16, 0, 3200},
+    {"rows-w1-u16", "rows", 1, 16, 16, 0, 0, 16, 0, 3200},
+    {"rows-w4-u16-b4", "rows", 4, 16, 16, 0, 0, 16, 4, 3200},
+    {"rows-w2-u16-b8", "rows", 2, 16, 16, 0, 0, 16, 8, 3200},
 };
 
 CUtensorMap map3d(CUdeviceptr w, uint64_t rows, unsigned e, unsigned r, unsigned d) {
@@ -168,6 +176,10 @@ int main(int argc, char** argv) {
       run.smem = c.stages * (chunk + (c.x ? 2048 : 0)) + 2 * 8 * c.stages + (c.mode == 3 ? 8192 : 0);  // mode 3 reads 48 rows past a stage
       run.bytes = double(n_tiles) * c.tile_rows * kK * 2;
       runs.push_back(std::move(run));
+    } else if (c.kind == "rows") {
+      run.bytes = double(kRows) * kK * 2;
+      run.smem = c.stages ? (228u * 1024u) / (c.stages + 1) + 4096u : 0u;
+      runs.push_back(std::move(run));
     } else {
       run.bytes = double(kRows) * kK * 2;
       runs.push_back(std::move(run));
@@ -241,6 +253,18 @@ int main(int argc, char** argv) {
         void* a[] = {&p, &rp->maps[0], &n_tiles, &tile_bytes, &chunk, &stages, &x_bytes, &x_steps, &mode, &hold, &sp};
         CU(cuLaunchKernel(f_bulk, rp->grid, 1, 1, 256, 1, 1, rp->smem, s, a, nullptr));
       };
+    } else if (c.kind == "rows") {
+      CUfunction f;
+      CU(cuModuleGetFunction(&f, mod, ("stream_rows_w" + std::to_string(c.e) + "_u" + std::to_string(c.d)).c_str()));
+      CU(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 200 * 1024));
+      const CUdeviceptr wp = w.p, sp = sink.p;
+      const unsigned smem = rp->smem;
+      ct.enqueue = [f, c, wp, sp, smem](CUstream s) {
+        CUdeviceptr pw = wp, ps = sp;
+        unsigned k = unsigned(kK);
+        void* a[] = {&pw, &k, &ps};
+        CU(cuLaunchKernel(f, unsigned(kRows / 16), 1, 1, c.e * 32, 1, 1, smem, s, a, nullptr));
+      };
     } else if (c.kind == "gemv") {
       const CUdeviceptr wp = w.p, xp = x.p, op = gout.p;
       CUfunction f = f_gemv[size_t(rp - runs.data())];
@@ -290,7 +314,7 @@ int main(int argc, char** argv) {
     const Stats st = cs[i].stats();
     const double tbs = run.bytes / (st.median * 1e-3) / 1e12;
     char line[512];
-    const unsigned contig = c.kind == "tma" ? c.e * c.d * 2 : c.kind == "bulk" ? c.e * 1024 : c.kind == "gemv" ? 64 : 16;
+    const unsigned contig = c.kind == "tma" ? c.e * c.d * 2 : c.kind == "bulk" ? c.e * 1024 : c.kind == "gemv" ? 64 : c.kind == "rows" ? 512 : 16;
     const double stage_kb = c.kind == "tma" ? c.nb * c.e * c.r * c.d * 2 / 1024.0 : c.kind == "bulk" ? double(c.e) : 0;
     const std::string consumer = c.kind == "ldg" ? "—" : c.kind == "gemv" ? "mma.sync, " + std::to_string(c.e) + " warps, " + std::to_string(c.d) + " steps" : c.mode == 1 ? "hold " + std::to_string(c.hold_ns) : c.mode == 2 ? "wgmma" : c.mode == 3 ? "swapped" : "free";
     std::snprintf(line, sizeof line, "| %s | %s | %u | %u | %u | %.1f | %u | %u | %s | %.1f | %.4f ±%.1f%% | %.3f |\n", c.name.c_str(),

@@ -335,3 +335,36 @@ PL_STREAM_GEMV(1, 8)
 PL_STREAM_GEMV(8, 10)
 PL_STREAM_GEMV(16, 5)
 PL_STREAM_GEMV(16, 10)
+
+// The same blocks (16 W rows each, warps splitting K) reading their slice as the sweep does: each
+// warp load is 512 contiguous bytes of one row (lane * 16), the warp walking its rows' slices in
+// address order, U loads in flight; no multiply (the question is the access pattern alone).
+template <int WARPS, int U>
+__device__ __forceinline__ void rows16(const unsigned char* __restrict__ w, unsigned k, unsigned* sink) {
+  const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+  const size_t row_bytes = size_t(k) * 2;
+  const unsigned k_bytes = k * 2 / WARPS, chunks = k_bytes / 512, total = 16 * chunks;
+  const unsigned char* base = w + size_t(blockIdx.x) * 16 * row_bytes + warp * k_bytes + lane * 16;
+  unsigned x = 0;
+  for (unsigned q = 0; q < total; q += U) {
+    uint4 v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const unsigned i = q + u, row = i / chunks, ch = i % chunks;
+      v[u] = ld_stream(reinterpret_cast<const uint4*>(base + row * row_bytes + ch * 512));
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) x ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+  }
+  if (x == 0x12345678u) sink[blockIdx.x & 4095u] = x;
+}
+#define PL_STREAM_ROWS(W_, U_)                                                                                      \
+  extern "C" __global__ void __launch_bounds__(W_ * 32) stream_rows_w##W_##_u##U_(const unsigned char* __restrict__ w, \
+                                                                                   unsigned k, unsigned* sink) {     \
+    rows16<W_, U_>(w, k, sink);                                                                                     \
+  }
+PL_STREAM_ROWS(4, 8)
+PL_STREAM_ROWS(4, 16)
+PL_STREAM_ROWS(2, 8)
+PL_STREAM_ROWS(2, 16)
+PL_STREAM_ROWS(1, 16)
