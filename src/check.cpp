@@ -762,13 +762,21 @@ void check_schedule(LinkContext& ctx) {
 // copies k rows apart land where the tensor's rows are (a narrower box would write each copy as a
 // dense block). A producer copies its share of the tensor: the tensor divided among the TMA
 // producer instances that write it, and, for a multicast tensor, among the blocks of the group
-// (each copies rows / N into every block); the box (default: the whole share) must tile it. TMA's
+// (each copies rows / N into every block); the box (default: the whole share) must tile it. How
+// several arrive-completing instances split a tensor is their code's, so they declare the box. TMA's
 // rules for a tiled map: each side 1..256, rows a multiple of 16 bytes and, under a swizzle, at
 // most its span; the second and later copies start at a multiple of the box's bytes, which must
 // then be 128-byte aligned. A producer must write the tensor (its port's `writes`). Every
-// contract that uses a map names its tensor, or none does, and they agree. The result is
+// contract that uses a map names its tensor, or none does, and they agree (the 1-byte element
+// types as one: TMA encodes them all as UINT8). The result is
 // ctx.tmap_boxes (the manifest's `box` words). Runs after check_cluster (the pipes' multicast).
 // It does not read the code: the copies' byte counts are checked as the pipe's transaction bytes.
+// The element type a tensor map is encoded with: the 1-byte types share TMA's UINT8, so one map
+// serves a u8, i8 or fp8 view of the same bytes.
+static std::string map_element(const std::string& dtype) {
+  return dtype == "i8" || dtype == "f8e4m3" || dtype == "f8e5m2" ? "u8" : dtype;
+}
+
 void check_tensormaps(LinkContext& ctx) {
   Diagnostics& d = ctx.diags;
   struct First { const Contract* c; const ParamDecl* p; };
@@ -814,14 +822,21 @@ void check_tensormaps(LinkContext& ctx) {
                                        "its component copies", p.tensor_loc);
           continue;
         }
-        if (pd.completion == Completion::Tx) {
-          share = 0;
-          for (const PipeEnd& e : pipe->producers) {
-            const PortDecl& q = ctx.instances[e.instance].contract->ports[e.port];
-            if (q.completion == Completion::Tx && (q.writes.empty() || std::find(q.writes.begin(), q.writes.end(), t->name) != q.writes.end()))
-              ++share;
-          }
-          if (share < 1) share = 1;
+        // Instances that write the tensor with this port's completion: tx producers announce equal
+        // shares of the stage (their copies split it); how arrive producers split it is their code's.
+        int64_t writers = 0;
+        for (const PipeEnd& e : pipe->producers) {
+          const PortDecl& q = ctx.instances[e.instance].contract->ports[e.port];
+          if (q.completion == pd.completion && (q.writes.empty() || std::find(q.writes.begin(), q.writes.end(), t->name) != q.writes.end()))
+            ++writers;
+        }
+        if (pd.completion == Completion::Tx) share = std::max<int64_t>(writers, 1);
+        else if (writers > 1 && !p.box_declared) {
+          d.error("tensormap", who_p + ": " + std::to_string(writers) + " producer instances complete the tensor by arrive, and the "
+                                       "link cannot know which rows each copies (only tx producers split a stage into equal "
+                                       "shares); the default box would be the whole tensor", p.tensor_loc)
+              .notes.push_back("declare the copy its code makes: box = [rows, cols] beside tensor");
+          continue;
         }
         if (multicast) share *= pipe->multicast;
       }
@@ -876,7 +891,7 @@ void check_tensormaps(LinkContext& ctx) {
       auto [it, fresh] = first.emplace(p.name, First{&c, &p});
       if (fresh) { ctx.tmap_boxes[p.name] = b; continue; }
       const TensorMapBox& a = ctx.tmap_boxes[p.name];
-      if (a.rows != b.rows || a.cols != b.cols || a.dtype != b.dtype || a.swizzle != b.swizzle) {
+      if (a.rows != b.rows || a.cols != b.cols || map_element(a.dtype) != map_element(b.dtype) || a.swizzle != b.swizzle) {
         const ParamDecl& q = *it->second.p;
         d.error("tensormap", who_p + " copies " + b.dtype + shape + " (swizzle " + b.swizzle + "), but '" + it->second.c->name +
                                  "' declares " + a.dtype + " [" + std::to_string(a.rows) + " x " + std::to_string(a.cols) + "] (swizzle " +
