@@ -520,6 +520,15 @@ class TensorMap:
 
     __slots__ = ("tensor", "shape", "box", "swizzle", "l2_promotion", "row_stride_bytes", "device", "_bytes", "__weakref__")
 
+    # Read-only once made: a Kernel checks box and swizzle against the link's contracts, so they
+    # must stay what the 128 encoded bytes say.
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"pipelink.TensorMap is read-only ('{name}'): make another with pipelink.tensor_map() "
+                             "or Kernel.tensor_map()")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"pipelink.TensorMap is read-only ('{name}')")
+
     def __repr__(self) -> str:
         return (f"<pipelink.TensorMap bf16{list(self.shape)} box {self.box} swizzle {self.swizzle} "
                 f"row stride {self.row_stride_bytes} B on cuda:{self.device}>")
@@ -575,10 +584,11 @@ def tensor_map(t: Any, box: Tuple[int, int], swizzle: Optional[str] = "128B",
                                 _ERR_SIZE) != 0:
         raise CudaError("pipelink.tensor_map: " + err.value.decode(errors="replace"))
     m = TensorMap()
-    m.tensor, m.shape, m.box = t, (rows, cols), (box_rows, box_cols)
-    m.swizzle, m.l2_promotion, m.row_stride_bytes = swizzle or "none", l2_promotion or "none", row_stride
-    m.device = t.device.index if t.device.index is not None else torch.cuda.current_device()
-    m._bytes = buf
+    fields = {"tensor": t, "shape": (rows, cols), "box": (box_rows, box_cols), "swizzle": swizzle or "none",
+              "l2_promotion": l2_promotion or "none", "row_stride_bytes": row_stride,
+              "device": t.device.index if t.device.index is not None else torch.cuda.current_device(), "_bytes": buf}
+    for k, v in fields.items():
+        object.__setattr__(m, k, v)
     return m
 
 

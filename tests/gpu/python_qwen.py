@@ -374,6 +374,12 @@ def main():
                           "a tensor map whose box is not the link's")
             expect_raises(ValueError, lambda: k.set(x_map=pipelink.tensor_map(X, box=(tm_, tk_), swizzle="none")),
                           "a tensor map whose swizzle is not the link's")
+            half = pipelink.tensor_map(X, box=(tm_ // 2, tk_), swizzle="128B")
+
+            def _rebox():
+                half.box = (tm_, tk_)  # would make the check pass while the encoded map copies half the rows
+            expect_raises(AttributeError, _rebox, "a tensor map's box overwritten after it was made")
+            expect_raises(ValueError, lambda: k.set(x_map=half), "the half-box map, after the refused overwrite")
             expect_raises(TypeError, lambda: k.set(x_map=X.float()), "an fp32 tensor for a bf16 tensormap param")
             expect_raises(TypeError, lambda: k.tensor_map("M", X), "tensor_map of a u32 param")
             expect_raises(ValueError, lambda: k.set(M=-1), "negative u32")
