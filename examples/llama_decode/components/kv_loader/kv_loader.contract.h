@@ -52,7 +52,7 @@ struct L_new {  // u32
 };
 }  // namespace param
 
-// [[port]] kv (contract.toml:40): out, completion = "tx", arrive = "one", stages = "kv_stages".
+// [[port]] kv (contract.toml:42): out, completion = "tx", arrive = "one", stages = "kv_stages".
 struct Out_kv {
   enum : unsigned { index = 0 };
   enum : long long { arrive = pl::arrive_one };

@@ -54,7 +54,7 @@ struct hidden {  // u32
 };
 }  // namespace param
 
-// [[port]] gu (mlp_loader.toml:46): out, completion = "tx", arrive = "one", stages = "gu_stages".
+// [[port]] gu (mlp_loader.toml:50): out, completion = "tx", arrive = "one", stages = "gu_stages".
 struct Out_gu {
   enum : unsigned { index = 0 };
   enum : long long { arrive = pl::arrive_one };
@@ -88,7 +88,7 @@ struct Out_gu {
   __device__ __forceinline__ void advance() { pipe.advance(); }
 };
 
-// [[port]] dn (mlp_loader.toml:65): out, completion = "tx", arrive = "one", stages = "dn_stages".
+// [[port]] dn (mlp_loader.toml:69): out, completion = "tx", arrive = "one", stages = "dn_stages".
 struct Out_dn {
   enum : unsigned { index = 1 };
   enum : long long { arrive = pl::arrive_one };

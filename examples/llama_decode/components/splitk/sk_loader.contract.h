@@ -42,7 +42,7 @@ struct K {  // u32
 };
 }  // namespace param
 
-// [[port]] ab (sk_loader.toml:35): out, completion = "tx", arrive = "one", stages = "stages".
+// [[port]] ab (sk_loader.toml:37): out, completion = "tx", arrive = "one", stages = "stages".
 struct Out_ab {
   enum : unsigned { index = 0 };
   enum : long long { arrive = pl::arrive_one };
