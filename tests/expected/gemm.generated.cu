@@ -21,7 +21,7 @@ extern "C" __device__ unsigned pl_abort = 0;
 extern "C" __device__ unsigned long long pl_checked_report = 0;  // set by pipelink::Module
 #endif
 // ---- launch manifest (pipelink::Module compares it with the map's manifest line) ----
-extern "C" __device__ __attribute__((used)) const char pl_manifest[] = "pipelink-manifest 1\nlaunch pipelink_kernel threads 384 smem 196736\ntarget sm_90a\nchecked 0\nparam a_map tensormap 0\nparam b_map tensormap 1\nparam K u32 0\nparam C ptr 1\nparam M u32 2\nparam N u32 3\nfact stages 4\nfact tile_k 32\nfact tile_m 128\nfact tile_n 128\ntiles 128 128 M N\n";
+extern "C" __device__ __attribute__((used)) const char pl_manifest[] = "pipelink-manifest 1\nlaunch pipelink_kernel threads 384 smem 196736\ntarget sm_90a\nchecked 0\nparam a_map tensormap 0 box 128 32 bf16 none\nparam b_map tensormap 1 box 128 32 bf16 none\nparam K u32 0\nparam C ptr 1\nparam M u32 2\nparam N u32 3\nfact stages 4\nfact tile_k 32\nfact tile_m 128\nfact tile_n 128\ntiles 128 128 M N\n";
 
 // ---- component entries ----
 extern "C" __device__ void tma_loader_main(const pl::Ctx&);  // tma_loader (io-team)

@@ -57,7 +57,7 @@ class LinkFromPython(unittest.TestCase):
     def test_tensormap_boxes_in_the_map(self):
         # The Qwen loader and store contracts name the tensor each map's copies move: the map
         # carries the box (x_map the whole A tile, w_map one tile_n-row block of B, out_map the
-        # 64-column panel the store takes); the GEMM example's contracts name none.
+        # 64-column panel the store takes).
         Q = SRC / "examples" / "qwen_mlp"
         parts = [Q / "loader/contract_sk.toml", Q / "mma/contract_sw_sk.toml", Q / "mma/contract_sw_sk.toml",
                  Q / "store/contract_sw.toml"]
@@ -69,7 +69,10 @@ class LinkFromPython(unittest.TestCase):
         parts = [Q / "loader/contract.toml", Q / "mma/contract.toml", Q / "mma/contract.toml", Q / "store/contract.toml"]
         self.assertEqual(pipelink._parse_map(pipelink.check(parts, connect={"out": "acc"}).map)["boxes"]["out_map"],
                          {"rows": 128, "cols": 256, "dtype": "bf16", "swizzle": "none"})
-        self.assertEqual(pipelink._parse_map(pipelink.check(GEMM).map)["boxes"], {})
+        # the GEMM example's loader names both (one [tile_m | tile_n, tile_k] copy per stage tensor)
+        self.assertEqual(pipelink._parse_map(pipelink.check(GEMM).map)["boxes"],
+                         {"a_map": {"rows": 128, "cols": 32, "dtype": "bf16", "swizzle": "none"},
+                          "b_map": {"rows": 128, "cols": 32, "dtype": "bf16", "swizzle": "none"}})
 
     def test_packed_loader_link_ships_its_pack(self):
         # Session 13: a loader that reads a packed weight ships the packing kernel in its own object;

@@ -39,7 +39,7 @@ struct K {  // u32
 };
 }  // namespace param
 
-// [[port]] ab (contract.toml:36): out, completion = "tx", arrive = "one", stages = "stages".
+// [[port]] ab (contract.toml:38): out, completion = "tx", arrive = "one", stages = "stages".
 struct Out_ab {
   enum : unsigned { index = 0 };
   enum : long long { arrive = pl::arrive_one };
