@@ -763,7 +763,8 @@ void check_schedule(LinkContext& ctx) {
 // dense block). A producer copies its share of the tensor: the tensor divided among the TMA
 // producer instances that write it, and, for a multicast tensor, among the blocks of the group
 // (each copies rows / N into every block); the box (default: the whole share) must tile it. How
-// several arrive-completing instances split a tensor is their code's, so they declare the box. TMA's
+// several arrive-completing producer instances, or several consumer instances, split a tensor is
+// their code's, so they declare the box. TMA's
 // rules for a tiled map: each side 1..256, rows a multiple of 16 bytes and, under a swizzle, at
 // most its span; the second and later copies start at a multiple of the box's bytes, which must
 // then be 128-byte aligned. A producer must write the tensor (its port's `writes`). Every
@@ -816,28 +817,27 @@ void check_tensormaps(LinkContext& ctx) {
       const bool multicast = out && pipe->multicast > 1 &&
                              std::find(pipe->multicast_tensors.begin(), pipe->multicast_tensors.end(), t->name) != pipe->multicast_tensors.end();
       int64_t share = 1;
+      // The instances of this port (connect lets one port's instances, and no other producer, write
+      // a tensor): tx producers announce equal shares of the stage, so their copies split it; how
+      // arrive producers or several consumer instances split it is their code's.
+      int64_t copiers = 0;
+      for (const PipeEnd& e : out ? pipe->producers : pipe->consumers)
+        if (&ctx.instances[e.instance].contract->ports[e.port] == &pd) ++copiers;
+      if (out && !pd.writes.empty() && std::find(pd.writes.begin(), pd.writes.end(), p.tensor_name) == pd.writes.end()) {
+        d.error("tensormap", who_p + ": the port's writes = [...] leaves the tensor to another producer; a map names a tensor "
+                                     "its component copies", p.tensor_loc);
+        continue;
+      }
+      if (copiers > 1 && !p.box_declared && !(out && pd.completion == Completion::Tx)) {
+        d.error("tensormap", who_p + ": " + std::to_string(copiers) + " instances " +
+                                     (out ? "complete the tensor by arrive" : "consume the tensor") +
+                                     ", and the link cannot know which rows each copies (only tx producers split a stage into "
+                                     "equal shares); the default box would be the whole tensor", p.tensor_loc)
+            .notes.push_back("declare the copy its code makes: box = [rows, cols] beside tensor");
+        continue;
+      }
       if (out) {
-        if (!pd.writes.empty() && std::find(pd.writes.begin(), pd.writes.end(), p.tensor_name) == pd.writes.end()) {
-          d.error("tensormap", who_p + ": the port's writes = [...] leaves the tensor to another producer; a map names a tensor "
-                                       "its component copies", p.tensor_loc);
-          continue;
-        }
-        // Instances that write the tensor with this port's completion: tx producers announce equal
-        // shares of the stage (their copies split it); how arrive producers split it is their code's.
-        int64_t writers = 0;
-        for (const PipeEnd& e : pipe->producers) {
-          const PortDecl& q = ctx.instances[e.instance].contract->ports[e.port];
-          if (q.completion == pd.completion && (q.writes.empty() || std::find(q.writes.begin(), q.writes.end(), t->name) != q.writes.end()))
-            ++writers;
-        }
-        if (pd.completion == Completion::Tx) share = std::max<int64_t>(writers, 1);
-        else if (writers > 1 && !p.box_declared) {
-          d.error("tensormap", who_p + ": " + std::to_string(writers) + " producer instances complete the tensor by arrive, and the "
-                                       "link cannot know which rows each copies (only tx producers split a stage into equal "
-                                       "shares); the default box would be the whole tensor", p.tensor_loc)
-              .notes.push_back("declare the copy its code makes: box = [rows, cols] beside tensor");
-          continue;
-        }
+        if (pd.completion == Completion::Tx) share = std::max<int64_t>(copiers, 1);
         if (multicast) share *= pipe->multicast;
       }
       const std::string tensor_shape = "[" + std::to_string(t->rows) + " x " + std::to_string(t->cols) + "]";
@@ -855,7 +855,8 @@ void check_tensormaps(LinkContext& ctx) {
                                      "128-byte aligned (cp.async.bulk.tensor needs it): fewer producers, or a larger tensor", loc);
         continue;
       }
-      TensorMapBox b{p.box_declared ? p.box_rows.value : share_rows, p.box_declared ? p.box_cols.value : t->cols, t->dtype, t->swizzle};
+      TensorMapBox b{p.box_declared ? p.box_rows.value : share_rows, p.box_declared ? p.box_cols.value : t->cols, map_element(t->dtype),
+                     t->swizzle};  // (the map's element type: u8 for every 1-byte type, so the map does not depend on input order)
       const std::string shape = " [" + std::to_string(b.rows) + " x " + std::to_string(b.cols) + "]";
       const int64_t inner = b.cols * t->elem_bytes, span = swizzle_span(t->swizzle);
       bool ok = true;
@@ -891,9 +892,9 @@ void check_tensormaps(LinkContext& ctx) {
       auto [it, fresh] = first.emplace(p.name, First{&c, &p});
       if (fresh) { ctx.tmap_boxes[p.name] = b; continue; }
       const TensorMapBox& a = ctx.tmap_boxes[p.name];
-      if (a.rows != b.rows || a.cols != b.cols || map_element(a.dtype) != map_element(b.dtype) || a.swizzle != b.swizzle) {
+      if (a.rows != b.rows || a.cols != b.cols || a.dtype != b.dtype || a.swizzle != b.swizzle) {
         const ParamDecl& q = *it->second.p;
-        d.error("tensormap", who_p + " copies " + b.dtype + shape + " (swizzle " + b.swizzle + "), but '" + it->second.c->name +
+        d.error("tensormap", who_p + " copies " + t->dtype + shape + " (swizzle " + b.swizzle + "), but '" + it->second.c->name +
                                  "' declares " + a.dtype + " [" + std::to_string(a.rows) + " x " + std::to_string(a.cols) + "] (swizzle " +
                                  a.swizzle + ") for the same map; the host builds one map", loc)
             .notes.push_back(it->second.c->name + " declares it at " + (q.box_declared ? q.box_loc : q.tensor_loc).str());

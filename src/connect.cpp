@@ -7,7 +7,11 @@
 // The driver runs connect after check (each contract alone) and before check_link (which reads
 // the pipes), and insert_transfers after check_link, so per_tile is compared over the pipes the
 // contracts declare. Nothing after insert_transfers changes the graph: allocate only places it.
+#include <algorithm>
+#include <map>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "context.h"
 
@@ -74,27 +78,36 @@ void connect(LinkContext& ctx) {
     pipe.stages = p0.stages.value;  // its range is check_component's
     pipe.tx = false;
     for (const PipeEnd& e : pipe.producers) pipe.tx |= port(e).completion == Completion::Tx;
-    // Several producer components: each tensor of a stage is filled by exactly one of them.
+    // Several producers (components, or ports of one component joined by --connect): each tensor
+    // of a stage is filled by exactly one of them; the instances of one port share its tensors.
     {
-      std::map<const Contract*, const PortDecl*> by_component;
-      for (const PipeEnd& e : pipe.producers) by_component.emplace(inst(e).contract, &port(e));
+      std::vector<std::pair<const Contract*, const PortDecl*>> producers;  // in link order: deterministic
+      for (const PipeEnd& e : pipe.producers) {
+        const std::pair<const Contract*, const PortDecl*> k{inst(e).contract, &port(e)};
+        if (std::find(producers.begin(), producers.end(), k) == producers.end()) producers.push_back(k);
+      }
+      std::set<const Contract*> components;
       bool any_writes = false;
-      for (const auto& [c, pd] : by_component) any_writes |= !pd->writes.empty();
-      if (by_component.size() > 1 || any_writes) {
-        std::map<std::string, const Contract*> writer;
+      for (const auto& [c, pd] : producers) components.insert(c), any_writes |= !pd->writes.empty();
+      auto label = [&](const Contract* c, const PortDecl* pd) {
+        return "'" + c->name + "'" + (components.size() < producers.size() ? " (port '" + pd->name + "')" : "");
+      };
+      if (producers.size() > 1 || any_writes) {
+        std::map<std::string, std::pair<const Contract*, const PortDecl*>> writer;
         bool all_declared = true;
-        for (const auto& [c, pd] : by_component) {
+        for (const auto& [c, pd] : producers) {
           if (pd->writes.empty()) {
             all_declared = false;
-            d.error("port-mismatch", "pipe '" + pipe.name + "' has producers from several components; '" + c->name +
-                                         "' must declare the tensors it writes (writes = [...])", pd->loc);
+            d.error("port-mismatch", "pipe '" + pipe.name + "' has producers from several " +
+                                         (components.size() > 1 ? "components" : "ports of one component") + "; " + label(c, pd) +
+                                         " must declare the tensors it writes (writes = [...])", pd->loc);
             continue;
           }
           for (const std::string& w : pd->writes) {
-            auto [it, fresh] = writer.emplace(w, c);
+            auto [it, fresh] = writer.emplace(w, std::make_pair(c, pd));
             if (!fresh)
-              d.error("port-mismatch", "pipe '" + pipe.name + "': tensor '" + w + "' is written by both '" + it->second->name +
-                                           "' and '" + c->name + "'", pd->writes_loc);
+              d.error("port-mismatch", "pipe '" + pipe.name + "': tensor '" + w + "' is written by both " +
+                                           label(it->second.first, it->second.second) + " and " + label(c, pd), pd->writes_loc);
           }
         }
         for (const TensorDecl& t : p0.tensors)
