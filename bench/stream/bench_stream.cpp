@@ -6,7 +6,7 @@
 // of contiguous pieces (the sequential order); and a plain vector read by every thread. All in one
 // process, round robin, behind a spin (bench/common's timer), so the figures compare.
 //
-// Usage: bench_stream [--rounds N] [--only SUBSTR] [--json F] [--md F]
+// Usage: bench_stream [--rounds N] [--only SUBSTR[,SUBSTR...]] [--json F] [--md F]
 // A configuration: name  kind  e r d nb box_stride tile_rows stages grid
 //   kind tma:   box {e, r, d} of W viewed as {e, rows, K / e} (e = 64: 128-byte swizzle; 128 or 256:
 //               none), nb boxes per stage box_stride rows apart, tiles of tile_rows rows, a ring of
@@ -16,6 +16,12 @@
 //   kind gemv:  the weight stream read by every thread into mma.sync (stream_probe.cu, gemv16): one
 //               block per 16 W rows, e warps splitting K, d steps of 64 bytes per row in a batch;
 //               X [16, K] multiplied for real and the output checked on sampled rows
+//   kind rows:  gemv's blocks and K slices read 512 contiguous bytes of one row per warp load, no
+//               X, no multiply (stream_probe.cu, rows16); rows2: the same with two batches of d
+//               loads in registers; frag2: gemv's W loads alone (8 rows x 64 bytes per warp load)
+//               with two batches of 2d loads. For gemv / rows kinds `stages` caps the blocks per SM
+//               (shared memory), and the table prints the registers and blocks per SM the driver reports
+
 #include <cuda.h>
 
 #include <algorithm>
@@ -77,6 +83,12 @@ const std::vector<Config> kConfigs = {
     // the residency; 0 = as many as registers allow), so the blocks in flight read a window of W
     // (blocks start in order) instead of most of it
     {"gemv-w4-u4", "gemv", 4, 16, 4, 0, 0, 16, 0, 3200},
+    {"gemv-w4-u8", "gemv", 4, 16, 8, 0, 0, 16, 0, 3200},   // (these five: results/s20/stream/stream1.md)
+    {"gemv-w4-u10", "gemv", 4, 16, 10, 0, 0, 16, 0, 3200},
+    {"gemv-w8-u5", "gemv", 8, 16, 5, 0, 0, 16, 0, 3200},
+    {"gemv-w2-u8", "gemv", 2, 16, 8, 0, 0, 16, 0, 3200},
+    {"gemv-w2-u10", "gemv", 2, 16, 10, 0, 0, 16, 0, 3200},
+    {"gemv-w1-u8", "gemv", 1, 16, 8, 0, 0, 16, 0, 3200},
     {"gemv-w8-u4", "gemv", 8, 16, 4, 0, 0, 16, 0, 3200},
     {"gemv-w8-u4-b1", "gemv", 8, 16, 4, 0, 0, 16, 1, 3200},
     {"gemv-w8-u4-b2", "gemv", 8, 16, 4, 0, 0, 16, 2, 3200},
@@ -95,6 +107,17 @@ const std::vector<Config> kConfigs = {
     {"rows-w1-u16", "rows", 1, 16, 16, 0, 0, 16, 0, 3200},
     {"rows-w4-u16-b4", "rows", 4, 16, 16, 0, 0, 16, 4, 3200},
     {"rows-w2-u16-b8", "rows", 2, 16, 16, 0, 0, 16, 8, 3200},
+    // rows2 / frag2 (pattern16): the two access patterns with two batches of loads in registers;
+    // frag2 is gemv's W loads alone (8 rows x 64 bytes per warp load), no X, no multiply
+    {"rows2-w4-u8", "rows2", 4, 16, 8, 0, 0, 16, 0, 3200},
+    {"rows2-w4-u16", "rows2", 4, 16, 16, 0, 0, 16, 0, 3200},
+    {"rows2-w2-u16", "rows2", 2, 16, 16, 0, 0, 16, 0, 3200},
+    {"rows2-w4-u16-b4", "rows2", 4, 16, 16, 0, 0, 16, 4, 3200},
+    {"frag2-w4-u4", "frag2", 4, 16, 4, 0, 0, 16, 0, 3200},
+    {"frag2-w4-u8", "frag2", 4, 16, 8, 0, 0, 16, 0, 3200},
+    {"frag2-w8-u4", "frag2", 8, 16, 4, 0, 0, 16, 0, 3200},
+    {"frag2-w2-u8", "frag2", 2, 16, 8, 0, 0, 16, 0, 3200},
+    {"frag2-w4-u8-b4", "frag2", 4, 16, 8, 0, 0, 16, 4, 3200},
 };
 
 CUtensorMap map3d(CUdeviceptr w, uint64_t rows, unsigned e, unsigned r, unsigned d) {
@@ -146,15 +169,33 @@ int main(int argc, char** argv) {
   struct Run {
     Config c;
     double bytes = 0;
-    unsigned grid = 0, smem = 0;
+    unsigned grid = 0, smem = 0, threads = 256;
     std::vector<CUtensorMap> maps;  // W's and X's, kept alive for the launches
     CUdeviceptr sink = 0;
+    CUfunction f = nullptr;
+    int regs = 0, blocks_per_sm = 0;  // read from the driver (cuFuncGetAttribute, the occupancy API)
+  };
+  // Dynamic shared memory that lets `blocks` blocks of f share an SM's 228 KB and not one more
+  // (each block also holds f's static shared memory and 1 KB the driver reserves); 0: no cap.
+  auto cap_smem = [](CUfunction f, unsigned blocks) -> unsigned {
+    if (!blocks) return 0;
+    int stat = 0;
+    CU(cuFuncGetAttribute(&stat, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f));
+    return (228u * 1024u) / blocks - 1024u - unsigned(stat);
   };
   std::vector<Run> runs;
   std::vector<Contender> cs;
   runs.reserve(kConfigs.size());
   for (const Config& c : kConfigs) {
-    if (!only.empty() && c.name.find(only) == std::string::npos) continue;
+    if (!only.empty()) {  // comma-separated substrings: a configuration runs when its name holds one
+      bool hit = false;
+      for (size_t a = 0; a <= only.size();) {
+        const size_t b = std::min(only.find(',', a), only.size());
+        if (b > a && c.name.find(only.substr(a, b - a)) != std::string::npos) hit = true;
+        a = b + 1;
+      }
+      if (!hit) continue;
+    }
     Run run;
     run.c = c;
     run.grid = c.grid ? c.grid : unsigned(dev.sms);
@@ -176,9 +217,10 @@ int main(int argc, char** argv) {
       run.smem = c.stages * (chunk + (c.x ? 2048 : 0)) + 2 * 8 * c.stages + (c.mode == 3 ? 8192 : 0);  // mode 3 reads 48 rows past a stage
       run.bytes = double(n_tiles) * c.tile_rows * kK * 2;
       runs.push_back(std::move(run));
-    } else if (c.kind == "rows") {
+    } else if (c.kind == "rows" || c.kind == "rows2" || c.kind == "frag2") {
+      const unsigned per = c.kind == "frag2" ? unsigned(kK * 2 / c.e / 64) : 16u * unsigned(kK * 2 / c.e / 512);
+      if (per % c.d != 0) die("bench_stream: " + c.name + ": a warp's " + std::to_string(per) + " loads are not whole batches of " + std::to_string(c.d));
       run.bytes = double(kRows) * kK * 2;
-      run.smem = c.stages ? (228u * 1024u) / (c.stages + 1) + 4096u : 0u;
       runs.push_back(std::move(run));
     } else {
       run.bytes = double(kRows) * kK * 2;
@@ -205,7 +247,9 @@ int main(int argc, char** argv) {
     CUdeviceptr pw = w.p, px = x.p, po = gout.p;
     unsigned n = unsigned(kRows), k = unsigned(kK);
     void* a[] = {&pw, &px, &po, &n, &k};
-    runs[i].smem = c.stages ? (228u * 1024u) / (c.stages + 1) + 4096u : 0u;  // c.stages blocks fit an SM's 228 KB, one more does not
+    runs[i].smem = cap_smem(f_gemv[i], c.stages);
+    runs[i].f = f_gemv[i];
+    runs[i].threads = c.e * 32;
     CU(cuFuncSetAttribute(f_gemv[i], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 200 * 1024));  // one value for every configuration sharing the function
     CU(cuLaunchKernel(f_gemv[i], unsigned(kRows / 16), 1, 1, c.e * 32, 1, 1, runs[i].smem, dev.stream, a, nullptr));
     CU(cuStreamSynchronize(dev.stream));
@@ -234,6 +278,7 @@ int main(int argc, char** argv) {
     Contender ct;
     ct.label = c.name;
     if (c.kind == "tma") {
+      rp->f = f_tma;
       ct.enqueue = [rp, f_tma, c](CUstream s) {
         unsigned n_tiles = unsigned(kRows / c.tile_rows), tile_rows = c.tile_rows, nb = c.nb, bs = c.box_stride, d = c.d,
                  k_steps = unsigned(kK / (c.e * c.d)), stages = c.stages, box_bytes = c.e * c.r * c.d * 2,
@@ -243,6 +288,7 @@ int main(int argc, char** argv) {
         CU(cuLaunchKernel(f_tma, rp->grid, 1, 1, 256, 1, 1, rp->smem, s, a, nullptr));
       };
     } else if (c.kind == "bulk") {
+      rp->f = f_bulk;
       const CUdeviceptr wp = w.p;
       ct.enqueue = [rp, f_bulk, c, wp](CUstream s) {
         CUdeviceptr p = wp;
@@ -253,10 +299,13 @@ int main(int argc, char** argv) {
         void* a[] = {&p, &rp->maps[0], &n_tiles, &tile_bytes, &chunk, &stages, &x_bytes, &x_steps, &mode, &hold, &sp};
         CU(cuLaunchKernel(f_bulk, rp->grid, 1, 1, 256, 1, 1, rp->smem, s, a, nullptr));
       };
-    } else if (c.kind == "rows") {
+    } else if (c.kind == "rows" || c.kind == "rows2" || c.kind == "frag2") {
       CUfunction f;
-      CU(cuModuleGetFunction(&f, mod, ("stream_rows_w" + std::to_string(c.e) + "_u" + std::to_string(c.d)).c_str()));
+      CU(cuModuleGetFunction(&f, mod, ("stream_" + c.kind + "_w" + std::to_string(c.e) + "_u" + std::to_string(c.d)).c_str()));
       CU(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 200 * 1024));
+      rp->smem = cap_smem(f, c.stages);
+      rp->f = f;
+      rp->threads = c.e * 32;
       const CUdeviceptr wp = w.p, sp = sink.p;
       const unsigned smem = rp->smem;
       ct.enqueue = [f, c, wp, sp, smem](CUstream s) {
@@ -276,6 +325,8 @@ int main(int argc, char** argv) {
         CU(cuLaunchKernel(f, unsigned(kRows / 16), 1, 1, c.e * 32, 1, 1, smem, s, a, nullptr));
       };
     } else {
+      rp->f = f_ldg;
+      rp->threads = 512;
       const CUdeviceptr wp = w.p, sp = sink.p;
       ct.enqueue = [rp, f_ldg, wp, sp](CUstream s) {
         CUdeviceptr p = wp, q = sp;
@@ -287,6 +338,10 @@ int main(int argc, char** argv) {
     cs.push_back(std::move(ct));
   }
   if (cs.empty()) die("bench_stream: no configuration matches --only " + only);
+  for (Run& run : runs) {
+    CU(cuFuncGetAttribute(&run.regs, CU_FUNC_ATTRIBUTE_NUM_REGS, run.f));
+    CU(cuOccupancyMaxActiveBlocksPerMultiprocessor(&run.blocks_per_sm, run.f, int(run.threads), run.smem));
+  }
   const Clocks before = read_clocks();
   TimerOptions o;
   o.rounds = rounds;
@@ -302,8 +357,10 @@ int main(int argc, char** argv) {
                    "Stage KB and MB read count W's bytes only; a +x pattern also loads a 2 KB slice of X [16, K] per stage (L2-resident). "
                    "Consumer: free = each stage released at once; hold N = held N ns first; wgmma = the 16 x 104 main loop's eight "
                    "m64n104k16; swapped = 16 m64n16k16 (W rows as the m64).\n\n"
-                   "| pattern | kind | contiguous bytes per row per box | rows per box | boxes per stage | stage KB | stages | grid | consumer | MB read | ms | TB/s |\n"
-                   "|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|\n";
+                   "gemv, rows, rows2, frag2: contiguous bytes = per row per warp load; stages = the residency cap asked (0: none); "
+                   "regs and blocks/SM as the driver reports them (cuFuncGetAttribute, cuOccupancyMaxActiveBlocksPerMultiprocessor).\n\n"
+                   "| pattern | kind | contiguous bytes per row per box | rows per box | boxes per stage | stage KB | stages | grid | regs | blocks/SM | consumer | MB read | ms | TB/s |\n"
+                   "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|\n";
   Json js;
   js.obj().key("bench").str("bench_stream").key("device").str(dev.name).key("utc").str(when).key("rounds").integer(rounds);
   js.key("clocks_before").raw(before.json()).key("clocks_after").raw(after.json());
@@ -314,18 +371,19 @@ int main(int argc, char** argv) {
     const Stats st = cs[i].stats();
     const double tbs = run.bytes / (st.median * 1e-3) / 1e12;
     char line[512];
-    const unsigned contig = c.kind == "tma" ? c.e * c.d * 2 : c.kind == "bulk" ? c.e * 1024 : c.kind == "gemv" ? 64 : c.kind == "rows" ? 512 : 16;
+    const unsigned contig = c.kind == "tma" ? c.e * c.d * 2 : c.kind == "bulk" ? c.e * 1024 : c.kind == "gemv" || c.kind == "frag2" ? 64 : c.kind == "rows" || c.kind == "rows2" ? 512 : 16;
     const double stage_kb = c.kind == "tma" ? c.nb * c.e * c.r * c.d * 2 / 1024.0 : c.kind == "bulk" ? double(c.e) : 0;
-    const std::string consumer = c.kind == "ldg" ? "—" : c.kind == "gemv" ? "mma.sync, " + std::to_string(c.e) + " warps, " + std::to_string(c.d) + " steps" : c.mode == 1 ? "hold " + std::to_string(c.hold_ns) : c.mode == 2 ? "wgmma" : c.mode == 3 ? "swapped" : "free";
-    std::snprintf(line, sizeof line, "| %s | %s | %u | %u | %u | %.1f | %u | %u | %s | %.1f | %.4f ±%.1f%% | %.3f |\n", c.name.c_str(),
-                  c.kind.c_str(), contig, c.r, c.nb, stage_kb, c.stages, run.grid, consumer.c_str(), run.bytes / 1e6, st.median,
-                  100 * st.spread, tbs);
+    const std::string consumer = c.kind == "ldg" ? "—" : c.kind == "gemv" ? "mma.sync, " + std::to_string(c.e) + " warps, " + std::to_string(c.d) + " steps" :
+                                 c.kind == "rows" || c.kind == "rows2" || c.kind == "frag2" ? "none, " + std::to_string(c.e) + " warps, batches of " + std::to_string(c.d) : c.mode == 1 ? "hold " + std::to_string(c.hold_ns) : c.mode == 2 ? "wgmma" : c.mode == 3 ? "swapped" : "free";
+    std::snprintf(line, sizeof line, "| %s | %s | %u | %u | %u | %.1f | %u | %u | %d | %d | %s | %.1f | %.4f ±%.1f%% | %.3f |\n",
+                  c.name.c_str(), c.kind.c_str(), contig, c.r, c.nb, stage_kb, c.stages, run.grid, run.regs, run.blocks_per_sm,
+                  consumer.c_str(), run.bytes / 1e6, st.median, 100 * st.spread, tbs);
     md += line;
     std::printf("%s", line);
     js.obj().key("name").str(c.name).key("kind").str(c.kind).key("e").integer(c.e).key("r").integer(c.r).key("d").integer(c.d);
     js.key("nb").integer(c.nb).key("tile_rows").integer(c.tile_rows).key("stages").integer(c.stages).key("grid").integer(run.grid);
     js.key("x_slice").boolean(c.x).key("consumer_mode").integer(c.mode).key("hold_ns").integer(c.hold_ns);
-    js.key("bytes").num(run.bytes).key("ms").stats(st).key("samples").samples(cs[i].ms).key("tb_per_s").num(tbs).end();
+    js.key("regs").integer(run.regs).key("blocks_per_sm").integer(run.blocks_per_sm).key("bytes").num(run.bytes).key("ms").stats(st).key("samples").samples(cs[i].ms).key("tb_per_s").num(tbs).end();
   }
   js.end().end();
   if (!json_path.empty() && !js.write(json_path)) die("bench_stream: cannot write " + json_path);

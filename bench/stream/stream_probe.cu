@@ -368,3 +368,54 @@ PL_STREAM_ROWS(4, 16)
 PL_STREAM_ROWS(2, 8)
 PL_STREAM_ROWS(2, 16)
 PL_STREAM_ROWS(1, 16)
+
+// Session 20 review: the two access patterns apart from X and the multiply, each with two batches
+// of loads in registers (batch n + 1 requested before batch n is folded), so U (rows) or 2U (frag)
+// 16-byte loads per lane are in flight by construction. rows2: as rows16, 512 contiguous bytes of
+// one row per warp load; frag2: gemv16's W loads alone, 8 rows x 64 bytes per warp load (lane (g, c):
+// rows g and g + 8, bytes [c * 16, c * 16 + 16) of each 64-byte step).
+template <int WARPS, int U, bool FRAG>
+__device__ __forceinline__ void pattern16(const unsigned char* __restrict__ w, unsigned k, unsigned* sink) {
+  const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+  const size_t row_bytes = size_t(k) * 2;
+  const unsigned k_bytes = k * 2 / WARPS;
+  constexpr int L = FRAG ? 2 * U : U;  // loads per batch
+  // load j of batch q: its address
+  auto addr = [&](unsigned q, int j) -> const uint4* {
+    if (FRAG) {
+      const unsigned step = q * U + j / 2, row = (lane >> 2) + (j & 1) * 8;
+      return reinterpret_cast<const uint4*>(w + (size_t(blockIdx.x) * 16 + row) * row_bytes + warp * k_bytes + step * 64 + (lane & 3u) * 16);
+    }
+    const unsigned chunks = k_bytes / 512, i = q * U + j, row = i / chunks, ch = i % chunks;
+    return reinterpret_cast<const uint4*>(w + (size_t(blockIdx.x) * 16 + row) * row_bytes + warp * k_bytes + ch * 512 + lane * 16);
+  };
+  const unsigned batches = FRAG ? k_bytes / 64 / U : 16 * (k_bytes / 512) / U;
+  unsigned x = 0;
+  uint4 v[L];
+#pragma unroll
+  for (int j = 0; j < L; ++j) v[j] = ld_stream(addr(0, j));
+  for (unsigned q = 0; q < batches; ++q) {
+    uint4 n[L];
+    if (q + 1 < batches) {
+#pragma unroll
+      for (int j = 0; j < L; ++j) n[j] = ld_stream(addr(q + 1, j));
+    }
+#pragma unroll
+    for (int j = 0; j < L; ++j) x ^= v[j].x ^ v[j].y ^ v[j].z ^ v[j].w;
+#pragma unroll
+    for (int j = 0; j < L; ++j) v[j] = n[j];
+  }
+  if (x == 0x12345678u) sink[blockIdx.x & 4095u] = x;
+}
+#define PL_STREAM_PATTERN(KIND_, FRAG_, W_, U_)                                                                             \
+  extern "C" __global__ void __launch_bounds__(W_ * 32) stream_##KIND_##_w##W_##_u##U_(const unsigned char* __restrict__ w, \
+                                                                                         unsigned k, unsigned* sink) {     \
+    pattern16<W_, U_, FRAG_>(w, k, sink);                                                                                 \
+  }
+PL_STREAM_PATTERN(rows2, false, 4, 8)
+PL_STREAM_PATTERN(rows2, false, 4, 16)
+PL_STREAM_PATTERN(rows2, false, 2, 16)
+PL_STREAM_PATTERN(frag2, true, 4, 4)
+PL_STREAM_PATTERN(frag2, true, 4, 8)
+PL_STREAM_PATTERN(frag2, true, 8, 4)
+PL_STREAM_PATTERN(frag2, true, 2, 8)

@@ -52,7 +52,7 @@ struct hidden {  // u32
 };
 }  // namespace param
 
-// [[port]] x (mlp_uloader.toml:46): out, completion = "tx", arrive = "one", stages = "1".
+// [[port]] x (mlp_uloader.toml:52): out, completion = "tx", arrive = "one", stages = "1".
 struct Out_x {
   enum : unsigned { index = 0 };
   enum : long long { arrive = pl::arrive_one };
@@ -81,7 +81,7 @@ struct Out_x {
   __device__ __forceinline__ void advance() { pipe.advance(); }
 };
 
-// [[port]] w (mlp_uloader.toml:59): out, completion = "tx", arrive = "one", stages = "w_stages".
+// [[port]] w (mlp_uloader.toml:65): out, completion = "tx", arrive = "one", stages = "w_stages".
 struct Out_w {
   enum : unsigned { index = 1 };
   enum : long long { arrive = pl::arrive_one };
