@@ -177,10 +177,12 @@ int main(int argc, char** argv) {
   };
   // Dynamic shared memory that lets `blocks` blocks of f share an SM's 228 KB and not one more
   // (each block also holds f's static shared memory and 1 KB the driver reserves); 0: no cap.
+  // Also raises f's dynamic shared memory limit to all the SM allows a block (227 KB with the static part).
   auto cap_smem = [](CUfunction f, unsigned blocks) -> unsigned {
-    if (!blocks) return 0;
     int stat = 0;
     CU(cuFuncGetAttribute(&stat, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f));
+    CU(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(227u * 1024u) - stat));
+    if (!blocks) return 0;
     return (228u * 1024u) / blocks - 1024u - unsigned(stat);
   };
   std::vector<Run> runs;
@@ -250,7 +252,6 @@ int main(int argc, char** argv) {
     runs[i].smem = cap_smem(f_gemv[i], c.stages);
     runs[i].f = f_gemv[i];
     runs[i].threads = c.e * 32;
-    CU(cuFuncSetAttribute(f_gemv[i], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 200 * 1024));  // one value for every configuration sharing the function
     CU(cuLaunchKernel(f_gemv[i], unsigned(kRows / 16), 1, 1, c.e * 32, 1, 1, runs[i].smem, dev.stream, a, nullptr));
     CU(cuStreamSynchronize(dev.stream));
     std::vector<float> ho(16 * kRows);
@@ -302,7 +303,6 @@ int main(int argc, char** argv) {
     } else if (c.kind == "rows" || c.kind == "rows2" || c.kind == "frag2") {
       CUfunction f;
       CU(cuModuleGetFunction(&f, mod, ("stream_" + c.kind + "_w" + std::to_string(c.e) + "_u" + std::to_string(c.d)).c_str()));
-      CU(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 200 * 1024));
       rp->smem = cap_smem(f, c.stages);
       rp->f = f;
       rp->threads = c.e * 32;
