@@ -521,7 +521,8 @@ class TensorMap:
     __slots__ = ("tensor", "shape", "box", "swizzle", "l2_promotion", "row_stride_bytes", "device", "_bytes", "__weakref__")
 
     # Read-only once made: a Kernel checks box and swizzle against the link's contracts, so they
-    # must stay what the 128 encoded bytes say.
+    # must stay what the 128 encoded bytes say (so copy.copy and pickle refuse it too; the encoded
+    # bytes themselves are a ctypes buffer, private).
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"pipelink.TensorMap is read-only ('{name}'): make another with pipelink.tensor_map() "
                              "or Kernel.tensor_map()")
