@@ -756,6 +756,12 @@ void check_schedule(LinkContext& ctx) {
   }
 }
 
+// The element type a tensor map is encoded with: the 1-byte types share TMA's UINT8, so one map
+// serves a u8, i8 or fp8 view of the same bytes.
+static std::string map_element(const std::string& dtype) {
+  return dtype == "i8" || dtype == "f8e4m3" || dtype == "f8e5m2" ? "u8" : dtype;
+}
+
 // Tensormap params that name the tensor their copies move ([[param]] tensor = "<port>.<tensor>",
 // box): the tensor as the component sees it in the linked pipe (a consumer's view, its shape
 // resolved when it takes "*"). A copy is a band of whole rows: its columns are the tensor's, so
@@ -772,12 +778,6 @@ void check_schedule(LinkContext& ctx) {
 // types as one: TMA encodes them all as UINT8). The result is
 // ctx.tmap_boxes (the manifest's `box` words). Runs after check_cluster (the pipes' multicast).
 // It does not read the code: the copies' byte counts are checked as the pipe's transaction bytes.
-// The element type a tensor map is encoded with: the 1-byte types share TMA's UINT8, so one map
-// serves a u8, i8 or fp8 view of the same bytes.
-static std::string map_element(const std::string& dtype) {
-  return dtype == "i8" || dtype == "f8e4m3" || dtype == "f8e5m2" ? "u8" : dtype;
-}
-
 void check_tensormaps(LinkContext& ctx) {
   Diagnostics& d = ctx.diags;
   struct First { const Contract* c; const ParamDecl* p; };
