@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
   CU(cuMemAlloc(&out, size_t(M) * N * 4));
   CU(cuMemsetD8(out, 0xFF, size_t(M) * N * 4));
   // A TMA source (tma_source.cu, session 12): the input holds the pattern the sink must reproduce,
-  // loaded by TMA with the swizzle whose line is one tile row (cols x 4 bytes: 64 or 32).
+  // loaded by TMA with the swizzle whose line is one tile row (cols x 4 bytes: 64 or 32, the contract's).
   CUdeviceptr in = 0;
   if (m.param_types().count("in_map")) {
     std::vector<float> hin(size_t(M) * N);
@@ -46,17 +46,15 @@ int main(int argc, char** argv) {
         hin[size_t(i) * N + j] = (i / rows) * 1e6f + (j / cols) * 1e4f + (i % rows) * 100.f + (j % cols);
     CU(cuMemAlloc(&in, hin.size() * 4));
     CU(cuMemcpyHtoD(in, hin.data(), hin.size() * 4));
-    const unsigned span = cols * 4;
-    const CUtensorMapSwizzle sw = span == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : span == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
-                                  : span == 32 ? CU_TENSOR_MAP_SWIZZLE_32B : CU_TENSOR_MAP_SWIZZLE_NONE;
-    CUtensorMap map;
-    const cuuint64_t dims[2] = {N, M}, strides[1] = {cuuint64_t(N) * 4};
-    const cuuint32_t box[2] = {cols, rows}, estr[2] = {1, 1};
-    CU(cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, reinterpret_cast<void*>(in), dims, strides, box, estr,
-                              CU_TENSOR_MAP_INTERLEAVE_NONE, sw, CU_TENSOR_MAP_L2_PROMOTION_NONE,
-                              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
-    if (auto s = m.set_tensormap("in_map", map); !s) { std::fprintf(stderr, "%s\n", s.message.c_str()); return 2; }
-    std::printf("input loaded by TMA, swizzle %u bytes\n", span);
+    // The map's box, element type and swizzle come from the link (tma_source's contract names the
+    // stage tensor its copy fills): only the matrix is the host's.
+    if (auto s = m.set_tensor("in_map", in, M, N, 0, CU_TENSOR_MAP_L2_PROMOTION_NONE); !s) {
+      std::fprintf(stderr, "%s\n", s.message.c_str());
+      return 2;
+    }
+    pipelink::Module::TensorBox tb;
+    m.tensor_box("in_map", tb);
+    std::printf("input loaded by TMA, box %s[%ux%u] swizzle %s (from the link)\n", tb.dtype.c_str(), tb.rows, tb.cols, tb.swizzle.c_str());
   }
   const bool expect_timeout = argc > 3 && std::string(argv[3]) == "--expect-timeout";
   for (auto s : {m.set_ptr("out", out), m.set_u32("M", M), m.set_u32("N", N), m.launch(20)})

@@ -42,7 +42,7 @@ struct N {  // u32
 };
 }  // namespace param
 
-// [[port]] t (tma_source_64.toml:28): out, completion = "tx", arrive = "one", stages = "2".
+// [[port]] t (tma_source_64.toml:29): out, completion = "tx", arrive = "one", stages = "2".
 struct Out_t {
   enum : unsigned { index = 0 };
   enum : long long { arrive = pl::arrive_one };
