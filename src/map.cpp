@@ -128,8 +128,19 @@ std::string render_map(const LinkContext& ctx) {
       << "    producers: " << join(prod) << "\n    consumers: " << join(cons) << "\n";
     if (p.multicast > 1) {
       // What the full barrier of each block receives, and from whom; who arrives on its empty one.
+      // written: the bytes tx producers fill (a tensor an arrive producer fills is no tx byte).
       int64_t shared = 0, written = 0;
+      std::vector<std::string> by_arrive;
       for (const PipeTensor& t : p.tensors) {
+        bool tx = false;
+        for (const PipeEnd& e : p.producers) {
+          const PortDecl& q = ctx.instances[e.instance].contract->ports[e.port];
+          tx |= q.completion == Completion::Tx && (q.writes.empty() || std::find(q.writes.begin(), q.writes.end(), t.name) != q.writes.end());
+        }
+        if (!tx) {
+          by_arrive.push_back(t.name);
+          continue;
+        }
         written += t.bytes();
         for (const std::string& m : p.multicast_tensors) shared += t.name == m ? t.bytes() : 0;
       }
@@ -140,7 +151,9 @@ std::string render_map(const LinkContext& ctx) {
         << " bytes per stage), each block copies " << shared / p.multicast << " bytes into every block of its group\n"
         << "    full barrier of each block: its producers' tx bytes = " << shared / p.multicast << " local + "
         << shared - shared / p.multicast << " from " << p.multicast - 1 << (p.multicast == 2 ? " peer" : " peers")
-        << " (multicast) + " << written - shared << " unshared; empty barrier: " << p.empty_count / p.multicast
+        << " (multicast) + " << written - shared << " unshared"
+        << (by_arrive.empty() ? std::string() : " (" + join(by_arrive, "+") + ": filled by arrive, no tx bytes)")
+        << "; empty barrier: " << p.empty_count / p.multicast
         << " arrivals from each of the " << p.multicast << " blocks (remote arrives)\n";
     }
     for (const PipeTensor& t : p.tensors) {
