@@ -4,9 +4,12 @@
 // `param <name> <type> <slot>` (the manifest's tensormap lines may end `box <rows> <cols> <dtype>
 // <swizzle>`; the map writes the same as `box <dtype>[<rows>x<cols>] swizzle <swizzle>`).
 // Contract text goes through printable(), so no name, owner or path can start a line of its own.
+#include <algorithm>
 #include <cstdio>
 #include <iomanip>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "context.h"
 
@@ -128,22 +131,19 @@ std::string render_map(const LinkContext& ctx) {
       << "    producers: " << join(prod) << "\n    consumers: " << join(cons) << "\n";
     if (p.multicast > 1) {
       // What the full barrier of each block receives, and from whom; who arrives on its empty one.
-      // written: the bytes tx producers fill (a tensor an arrive producer fills is no tx byte).
+      // written: what the block's tx producers announce (allocate's tx_bytes); a tensor an arrive
+      // producer fills (connect made every producer of a mixed pipe declare its writes) is no tx byte.
       int64_t shared = 0, written = 0;
       std::vector<std::string> by_arrive;
-      for (const PipeTensor& t : p.tensors) {
-        bool tx = false;
-        for (const PipeEnd& e : p.producers) {
-          const PortDecl& q = ctx.instances[e.instance].contract->ports[e.port];
-          tx |= q.completion == Completion::Tx && (q.writes.empty() || std::find(q.writes.begin(), q.writes.end(), t.name) != q.writes.end());
-        }
-        if (!tx) {
-          by_arrive.push_back(t.name);
-          continue;
-        }
-        written += t.bytes();
-        for (const std::string& m : p.multicast_tensors) shared += t.name == m ? t.bytes() : 0;
+      for (const PipeEnd& e : p.producers) {
+        written += ctx.instances[e.instance].ports[e.port].tx_bytes;
+        const PortDecl& q = ctx.instances[e.instance].contract->ports[e.port];
+        if (q.completion != Completion::Tx)
+          for (const std::string& w : q.writes)
+            if (std::find(by_arrive.begin(), by_arrive.end(), w) == by_arrive.end()) by_arrive.push_back(w);
       }
+      for (const PipeTensor& t : p.tensors)
+        for (const std::string& m : p.multicast_tensors) shared += t.name == m ? t.bytes() : 0;
       char mask[16];
       std::snprintf(mask, sizeof mask, "0x%llx", static_cast<unsigned long long>(p.multicast_mask));
       o << "    multicast across " << p.multicast << " blocks of the cluster, mask " << mask << " << (rank / " << p.multicast
