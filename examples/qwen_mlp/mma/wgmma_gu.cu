@@ -22,6 +22,14 @@
 //   contract_medium_swf.toml  the same tile with -DGU_SWIGLU=1: the SwiGLU in this epilogue, H in the
 //                         "acc" stage (the fused kernel selected at 64 < M <= 1024 since session 16)
 //   contract_narrow.toml  tile 128 x 80, -DGU_TILE_N=80: 320 column tiles, M = 256 in 4.85 waves
+//   contract_n56.toml     tile 128 x 56, -DGU_TILE_N=56 -DGU_PAIR=1 -DGU_INFLIGHT=1: one m64n112k16
+//                         per k16 step, a group kept in flight (a stage is half as long as 128 x 104's);
+//                         the GEMM's 458 column tiles give M = 256 in 6.94 rounds on 132 SMs
+//                         (128 x 104: 3.74, i.e. 4 rounds on 124 blocks); contract_n56_swf.toml
+//                         with -DGU_SWIGLU=1
+//   contract_n120.toml    tile 128 x 120, -DGU_TILE_N=120 -DGU_PAIR=1 (m64n240k16, no group in
+//                         flight): 214 column tiles, M = 384 in 4.86 rounds (128 x 104: 5.61,
+//                         128 x 56: 10.4); contract_n120_swf.toml with -DGU_SWIGLU=1
 //   contract_small.toml   tile 64 x 104, one warpgroup, -DGU_TILE_N=104 -DGU_SPLIT_N=1
 //                         -DGU_INSTANCES=1: decode-sized M, where the weight stream is the cost
 //   contract_small16.toml tile 16 x 104, one warpgroup, -DGU_TILE_N=104 -DGU_SPLIT_N=1
@@ -80,8 +88,9 @@
 #ifndef GU_INFLIGHT
 #define GU_INFLIGHT 0
 #endif
-// -DGU_PAIR=1 (the 128 x 128 tile split by rows only): each k16 step issues one m64n256k16 over the
-// gate and up blocks together instead of two m64n128k16, so the warpgroup reads its A slice once.
+// -DGU_PAIR=1 (the tiles split by rows, tile_n 128, 120, 104 or 56): each k16 step issues one
+// m64n{2 tile_n}k16 over the gate and up blocks together (they are adjacent rows of the B slice)
+// instead of two m64n{tile_n}k16, so the warpgroup reads its A slice once per step.
 #ifndef GU_PAIR
 #define GU_PAIR 0
 #endif
@@ -127,12 +136,28 @@ constexpr unsigned kCols = kSplitN ? kTileN / kInstances : kTileN;  // columns p
 constexpr unsigned kAcc = kCols / 2;  // f32 accumulator registers per thread per block
 static_assert(GU_TILE_M || kTileM == (kSplitN ? 64u : 64u * kInstances), "64 rows per warpgroup");
 static_assert(kTileK * 2 == 128, "K slices are 128 bytes: one 128-byte swizzle row");
-static_assert(!GU_PAIR || (kTileN == 128 && !kSplitN), "GU_PAIR: the 128 x 128 tile split by rows");
+static_assert(!GU_PAIR || ((kTileN == 128 || kTileN == 120 || kTileN == 104 || kTileN == 56) && !kSplitN && !GU_TILE_M),
+              "GU_PAIR: the tiles split by rows, tile_n 128, 120, 104 or 56 (the pair wrappers gen_wgmma.py writes)");
 
 namespace C = pl_contract::wgmma_gu_main;
 
 // desc_sw128, wgmma_fence / _commit / _wait_all / _wait_one and fence_operands: wgmma_ops.cuh.
 
+#if GU_PAIR
+// One k16 step over both blocks: columns [0, tile_n) of the accumulator in gate, the rest in up.
+__device__ __forceinline__ void mma_pair(float (&g)[kAcc], float (&u)[kAcc], unsigned long long da, unsigned long long db, int scale_d) {
+#if GU_TILE_N == 128
+  wgmma_m64n256k16_pair(g, u, da, db, scale_d);
+#elif GU_TILE_N == 120
+  wgmma_m64n240k16_pair(g, u, da, db, scale_d);
+#elif GU_TILE_N == 104
+  wgmma_m64n208k16_pair(g, u, da, db, scale_d);
+#else
+  wgmma_m64n112k16_pair(g, u, da, db, scale_d);
+#endif
+}
+#endif
+#if !(GU_PAIR && (GU_TILE_N == 56 || GU_TILE_N == 120))  // these blocks are only built as a pair
 __device__ __forceinline__ void mma_step(float (&d)[kAcc], unsigned long long da, unsigned long long db, int scale_d) {
 #if GU_TILE_N == 128 && !GU_SPLIT_N
   wgmma_m64n128k16(d, da, db, scale_d);
@@ -147,6 +172,7 @@ __device__ __forceinline__ void mma_step(float (&d)[kAcc], unsigned long long da
 #error "generate the wgmma wrapper for this tile (gen_wgmma.py) and add it here"
 #endif
 }
+#endif
 
 __device__ __forceinline__ unsigned pack_bf16(float lo, float hi) {
   unsigned r;
@@ -400,8 +426,8 @@ PL_COMPONENT(wgmma_gu_main) {
       for (unsigned k = 0; k < kTileK / 16; ++k) {
         const int scale = (kt > k_first || k > 0) ? 1 : 0;  // the first step of a tile (a unit) overwrites
 #if GU_PAIR
-        // one m64n256k16 over both blocks (rows [0, 256) of the B slice: gate, then up), A read once
-        wgmma_m64n256k16_pair(gate, up, desc_sw128(a + k * 32u), desc_sw128(b + k * 32u), scale);
+        // one m64n{2 tile_n}k16 over both blocks (rows [0, 2 tile_n) of the B slice: gate, then up), A read once
+        mma_pair(gate, up, desc_sw128(a + k * 32u), desc_sw128(b + k * 32u), scale);
 #else
         mma_step(gate, desc_sw128(a + k * 32u), desc_sw128(b + col0 * 128u + k * 32u), scale);
         mma_step(up, desc_sw128(a + k * 32u), desc_sw128(b + (kTileN + col0) * 128u + k * 32u), scale);
