@@ -540,7 +540,8 @@ constexpr const char* kVariants[] = {"fused", "fused-control", "fused-medium", "
                                      "gemm-small16-swap-packed-control", "fused-medium-packed", "fused-medium-packed-control",
                                      "gemm-medium-packed", "gemm-medium-packed-control", "gemm-medium-s4",
                                      "gemm-medium-s4-control", "fused-medium-swf", "fused-medium-swf-control",
-                                     "fused-medium-swf-packed", "fused-medium-swf-packed-control"};
+                                     "fused-medium-swf-packed", "fused-medium-swf-packed-control", "gemm-n112",
+                                     "gemm-n120", "fused-n112-swf", "fused-n120-swf"};
 constexpr int kNumVariants = sizeof(kVariants) / sizeof(kVariants[0]);
 
 constexpr char kUsage[] =
@@ -554,7 +555,9 @@ constexpr char kUsage[] =
     "           link's gu_pack_w; each the twin of a row-major kernel, reported beside it) and their -control;\n"
     "           gemm-medium-s4 (the 128 x 104 GEMM with a 4-stage ring; selected at 64 < M <= 1024) and its -control;\n"
     "           fused-medium-swf (128 x 104, the SwiGLU in the main loop's epilogue, 4 stages; selected at 64 < M <= 1024),\n"
-    "           fused-medium-swf-packed (its W-packed twin), each with -control\n"
+    "           fused-medium-swf-packed (its W-packed twin), each with -control;\n"
+    "           gemm-n112, gemm-n120, fused-n112-swf, fused-n120-swf (128 x 112 / 128 x 120, one m64n{224,240}k16 per\n"
+    "           k16 step; at 64 < M <= 1024 the one of these and 128 x 104 whose whole rounds on the SMs take least)\n"
     "  --probe: a kernel timed and checked beside the others but never selected; LABEL starts with fused or gemm\n"
     "           (its maps' boxes are its link's: every x_map, w_map and out_map names its tensor in its contract)\n"
     "  --sustain-ms: before each timed region the contender runs back to back, untimed, for about MS ms, so the\n"
@@ -812,13 +815,28 @@ int main(int argc, char** argv) {
     // 0.978 / 0.970 x fused-pp-g8 at M = 4096 / 8192; in the plain timer 1.017 / 1.019 with a few
     // contenders and level (0.99-1.01) in the full runs of sessions 15-16, whose mixes set every
     // contender's clock. A kernel that runs sustained runs in its own steady state.
+    // Session 21, fixed before the run that confirms it: at 64 < M <= 1024 the 128-row data-parallel
+    // tiles 128 x 104 (the two above), 128 x 112 and 128 x 120 (gemm-n112 / -n120, fused-n112-swf /
+    // -n120-swf: one m64n{224,240}k16 per k16 step) are chosen by whole rounds: the least
+    // ceil(tiles / SMs) * tile_n (a round's time taken as proportional to the tile's width), ties to
+    // 128 x 104. At M = 384, 128 x 120 takes 5 rounds of 214 column tiles where 128 x 104 takes 6
+    // of 247 (5 * 120 < 6 * 104): 0.953 [0.946, 0.974] x gemm-medium-s4 and 0.955 [0.947, 0.960] x
+    // fused-medium-swf (results/s21/n56); at 512 the model has 128 x 112 (7 * 112 < 8 * 104).
     auto select = [&](const std::string& kind) {
-      if (kind == "gemm" && M > 64 && M <= 1024)
-        for (const auto& k : kernels)
-          if (k->label == "gemm-medium-s4" && !k->probe) return k->label;
-      if (kind == "fused" && M > 64 && M <= 1024)
-        for (const auto& k : kernels)
-          if (k->label == "fused-medium-swf" && !k->probe) return k->label;
+      if (M > 64 && M <= 1024) {
+        const std::string base = kind == "gemm" ? "gemm-medium-s4" : "fused-medium-swf";
+        const std::string wide[] = {kind == "gemm" ? "gemm-n112" : "fused-n112-swf", kind == "gemm" ? "gemm-n120" : "fused-n120-swf"};
+        const TestKernel* pick = nullptr;
+        double pick_cost = 0;
+        for (const std::string& label : {base, wide[0], wide[1]})
+          for (const auto& k : kernels) {
+            if (k->label != label || k->probe) continue;
+            const double tiles = double((M + k->tile_m - 1) / k->tile_m) * double((kInter + k->tile_n - 1) / k->tile_n);
+            const double cost = std::ceil(tiles / sms) * k->tile_n;
+            if (!pick || cost < pick_cost) pick = k.get(), pick_cost = cost;  // in order: ties to 128 x 104
+          }
+        if (pick) return pick->label;
+      }
       if (M <= 16)
         for (const auto& k : kernels)
           if (k->label == kind + "-small16") return k->label;

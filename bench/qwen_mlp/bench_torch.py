@@ -44,7 +44,7 @@ VARIANTS = ["fused", "fused_medium", "fused_narrow", "fused_small", "gemm", "gem
 EXTRA = ["gemm_sw", "fused_sw", "gemm_cluster_sw", "fused_cluster_sw", "gemm_sw_pair", "fused_sw_pair", "gemm_sw_splitk",
          "fused_sw_splitk", "gemm_small16", "fused_small16", "fused_pp_g8", "fused_small16_swap_packed",
          "gemm_small16_swap_packed", "fused_medium_packed", "gemm_medium_packed", "gemm_medium_s4", "fused_medium_swf",
-         "fused_medium_swf_packed"]
+         "fused_medium_swf_packed", "gemm_n112", "gemm_n120", "fused_n112_swf", "fused_n120_swf"]
 # Session 13: the selected kernel's twin reading a packed W (gu_pack_w of its own cubin, once, not
 # timed), timed beside it where one is linked (the C++ bench's rule): *_small16 -> *_small16_swap_packed
 # (the wgmma operands swapped too), *_medium -> *_medium_packed.
@@ -88,6 +88,23 @@ def select(ks, kind: str, M: int, sms: int) -> str:
     # 64 < M <= 1024 takes the 128 x 104 tile with a 4-stage ring (gemm_medium_s4; the fused link's
     # SwiGLU stage leaves no room for it): 0.977-0.986 x gemm_medium at M = 128, 0.982 / 0.987 x
     # gemm_sw_splitk at M = 1024 (results/s15/mc, m4), level at 2048 / 4096.
+    # Session 21, fixed before the run that confirms it (the C++ bench's rule): at 64 < M <= 1024
+    # the 128 x 104 tile or 128 x 112 / 128 x 120 (one m64n{224,240}k16 per k16 step), whichever
+    # takes the least ceil(tiles / SMs) * tile_n; ties to 128 x 104 (results/s21/n56: 128 x 120 at
+    # M = 384, 0.953 x gemm_medium_s4, 0.955 x fused_medium_swf).
+    if 64 < M <= 1024:
+        base = "gemm_medium_s4" if kind == "gemm" else "fused_medium_swf"
+        wide = ["gemm_n112", "gemm_n120"] if kind == "gemm" else ["fused_n112_swf", "fused_n120_swf"]
+        pick, pick_cost = None, 0.0
+        for v in [base] + wide:
+            if v not in ks:
+                continue
+            tm, tn = ks[v].fact("tile_m"), ks[v].fact("tile_n")
+            cost = math.ceil(math.ceil(M / tm) * math.ceil(INTER / tn) / sms) * tn
+            if pick is None or cost < pick_cost:
+                pick, pick_cost = v, cost
+        if pick is not None:
+            return pick
     if kind == "gemm" and 64 < M <= 1024 and "gemm_medium_s4" in ks:
         return "gemm_medium_s4"
     # Session 16, fixed before the runs that confirm it (the C++ bench's rule): the fused kernel at

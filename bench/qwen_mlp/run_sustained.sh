@@ -15,7 +15,8 @@ if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then B=$1; shift; fi
 K=$B/examples/qwen_mlp
 RES=${RESULTS_DIR:-bench/results/sustained}
 args=()
-for k in fused_small16 gemm_small16 fused_medium_swf gemm_medium_s4 fused_sw_splitk gemm_sw_splitk fused_pp_g8; do
+for k in fused_small16 gemm_small16 fused_medium_swf gemm_medium_s4 gemm_n112 gemm_n120 fused_n112_swf fused_n120_swf \
+         fused_sw_splitk gemm_sw_splitk fused_pp_g8; do
   if [ ! -f "$K/$k.cubin" ] || [ ! -f "$K/$k.map" ]; then
     echo "run_sustained.sh: FAIL: $K/$k.cubin or .map does not exist (build the examples first)"
     exit 2

@@ -30,6 +30,8 @@
 //   contract_n120.toml    tile 128 x 120, -DGU_TILE_N=120 -DGU_PAIR=1 (m64n240k16, no group in
 //                         flight): 214 column tiles, M = 384 in 4.86 rounds (128 x 104: 5.61,
 //                         128 x 56: 10.4); contract_n120_swf.toml with -DGU_SWIGLU=1
+//   contract_n112.toml    tile 128 x 112 the same way (m64n224k16): 229 column tiles, M = 512 in
+//                         6.94 rounds (128 x 104: 7.48); contract_n112_swf.toml
 //   contract_small.toml   tile 64 x 104, one warpgroup, -DGU_TILE_N=104 -DGU_SPLIT_N=1
 //                         -DGU_INSTANCES=1: decode-sized M, where the weight stream is the cost
 //   contract_small16.toml tile 16 x 104, one warpgroup, -DGU_TILE_N=104 -DGU_SPLIT_N=1
@@ -88,7 +90,7 @@
 #ifndef GU_INFLIGHT
 #define GU_INFLIGHT 0
 #endif
-// -DGU_PAIR=1 (the tiles split by rows, tile_n 128, 120, 104 or 56): each k16 step issues one
+// -DGU_PAIR=1 (the tiles split by rows, tile_n 128, 120, 112, 104 or 56): each k16 step issues one
 // m64n{2 tile_n}k16 over the gate and up blocks together (they are adjacent rows of the B slice)
 // instead of two m64n{tile_n}k16, so the warpgroup reads its A slice once per step.
 #ifndef GU_PAIR
@@ -136,8 +138,8 @@ constexpr unsigned kCols = kSplitN ? kTileN / kInstances : kTileN;  // columns p
 constexpr unsigned kAcc = kCols / 2;  // f32 accumulator registers per thread per block
 static_assert(GU_TILE_M || kTileM == (kSplitN ? 64u : 64u * kInstances), "64 rows per warpgroup");
 static_assert(kTileK * 2 == 128, "K slices are 128 bytes: one 128-byte swizzle row");
-static_assert(!GU_PAIR || ((kTileN == 128 || kTileN == 120 || kTileN == 104 || kTileN == 56) && !kSplitN && !GU_TILE_M),
-              "GU_PAIR: the tiles split by rows, tile_n 128, 120, 104 or 56 (the pair wrappers gen_wgmma.py writes)");
+static_assert(!GU_PAIR || ((kTileN == 128 || kTileN == 120 || kTileN == 112 || kTileN == 104 || kTileN == 56) && !kSplitN && !GU_TILE_M),
+              "GU_PAIR: the tiles split by rows, tile_n 128, 120, 112, 104 or 56 (the pair wrappers gen_wgmma.py writes)");
 
 namespace C = pl_contract::wgmma_gu_main;
 
@@ -150,6 +152,8 @@ __device__ __forceinline__ void mma_pair(float (&g)[kAcc], float (&u)[kAcc], uns
   wgmma_m64n256k16_pair(g, u, da, db, scale_d);
 #elif GU_TILE_N == 120
   wgmma_m64n240k16_pair(g, u, da, db, scale_d);
+#elif GU_TILE_N == 112
+  wgmma_m64n224k16_pair(g, u, da, db, scale_d);
 #elif GU_TILE_N == 104
   wgmma_m64n208k16_pair(g, u, da, db, scale_d);
 #else
@@ -157,7 +161,7 @@ __device__ __forceinline__ void mma_pair(float (&g)[kAcc], float (&u)[kAcc], uns
 #endif
 }
 #endif
-#if !(GU_PAIR && (GU_TILE_N == 56 || GU_TILE_N == 120))  // these blocks are only built as a pair
+#if !(GU_PAIR && (GU_TILE_N == 56 || GU_TILE_N == 112 || GU_TILE_N == 120))  // these blocks are only built as a pair
 __device__ __forceinline__ void mma_step(float (&d)[kAcc], unsigned long long da, unsigned long long db, int scale_d) {
 #if GU_TILE_N == 128 && !GU_SPLIT_N
   wgmma_m64n128k16(d, da, db, scale_d);
