@@ -822,6 +822,11 @@ int main(int argc, char** argv) {
     // 128 x 104. At M = 384, 128 x 120 takes 5 rounds of 214 column tiles where 128 x 104 takes 6
     // of 247 (5 * 120 < 6 * 104): 0.953 [0.946, 0.974] x gemm-medium-s4 and 0.955 [0.947, 0.960] x
     // fused-medium-swf (results/s21/n56); at 512 the model has 128 x 112 (7 * 112 < 8 * 104).
+    // Session 21, fixed before the run that confirms it: the split-k panel kernel (<kind>-sw-splitk,
+    // whose last wave is cut along k, so its rounds are not whole) is taken there instead when
+    // 1.04 * tiles / SMs * tile_n is below that: in results/s21/sel1 it was 0.976 x the selected
+    // 128 x 120 at M = 896 (GEMM; fused 0.975), where the model gives 1358 against 1440, and slower at
+    // 512 / 768 (1.08 / 1.03; the model 776 / 1164 against 784 / 1200: the split costs ~4%).
     auto select = [&](const std::string& kind) {
       if (M > 64 && M <= 1024) {
         const std::string base = kind == "gemm" ? "gemm-medium-s4" : "fused-medium-swf";
@@ -835,6 +840,12 @@ int main(int argc, char** argv) {
             const double cost = std::ceil(tiles / sms) * k->tile_n;
             if (!pick || cost < pick_cost) pick = k.get(), pick_cost = cost;  // in order: ties to 128 x 104
           }
+        if (pick)
+          for (const auto& k : kernels)
+            if (k->label == kind + "-sw-splitk" && !k->probe) {
+              const double tiles = double((M + k->tile_m - 1) / k->tile_m) * double((kInter + k->tile_n - 1) / k->tile_n);
+              if (1.04 * tiles / sms * k->tile_n < pick_cost) return k->label;
+            }
         if (pick) return pick->label;
       }
       if (M <= 16)

@@ -103,6 +103,12 @@ def select(ks, kind: str, M: int, sms: int) -> str:
             cost = math.ceil(math.ceil(M / tm) * math.ceil(INTER / tn) / sms) * tn
             if pick is None or cost < pick_cost:
                 pick, pick_cost = v, cost
+        # and the split-k panel kernel where 1.04 * tiles / SMs * tile_n is below that (the C++ rule).
+        sk = kind + "_sw_splitk"
+        if pick is not None and sk in ks:
+            tm, tn = ks[sk].fact("tile_m"), ks[sk].fact("tile_n")
+            if 1.04 * math.ceil(M / tm) * math.ceil(INTER / tn) / sms * tn < pick_cost:
+                return sk
         if pick is not None:
             return pick
     if kind == "gemm" and 64 < M <= 1024 and "gemm_medium_s4" in ks:

@@ -17,8 +17,8 @@
 // Compile-time constants (wgmma shapes and register arrays need immediates): kTileM, kTileN and
 // kTileK are what the contract provides as tile_m, tile_n, tile_k. Variants (one contract each):
 //   contract.toml         tile 128 x 128, two warpgroups split by rows (the default macros)
-//   contract_medium.toml  tile 128 x 104, -DGU_TILE_N=104: 247 column tiles instead of 200, so
-//                         M = 256 and 1024 fill the 132 SMs in whole waves
+//   contract_medium.toml  tile 128 x 104, -DGU_TILE_N=104 -DGU_PAIR=1: 247 column tiles instead of
+//                         200, so M = 256 and 1024 fill the 132 SMs in whole waves
 //   contract_medium_swf.toml  the same tile with -DGU_SWIGLU=1: the SwiGLU in this epilogue, H in the
 //                         "acc" stage (the fused kernel selected at 64 < M <= 1024 since session 16)
 //   contract_narrow.toml  tile 128 x 80, -DGU_TILE_N=80: 320 column tiles, M = 256 in 4.85 waves
