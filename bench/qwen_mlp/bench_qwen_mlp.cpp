@@ -827,6 +827,10 @@ int main(int argc, char** argv) {
     // 1.04 * tiles / SMs * tile_n is below that: in results/s21/sel1 it was 0.976 x the selected
     // 128 x 120 at M = 896 (GEMM; fused 0.975), where the model gives 1358 against 1440, and slower at
     // 512 / 768 (1.08 / 1.03; the model 776 / 1164 against 784 / 1200: the split costs ~4%).
+    // Revised after results/s21/c1, where it took the split-k kernel at M = 128 / 256 (the model
+    // 202 / 403 against 208 / 416): 1.09 / 1.28 x the best cuBLAS there. At four or fewer row tiles
+    // the split-k kernel is 3.5-32% slower than the data-parallel ones (sel1, n56: 1.32 at 256, 1.01-1.04
+    // at 384, 1.07-1.08 at 512), so the comparison is made only from M > 512.
     auto select = [&](const std::string& kind) {
       if (M > 64 && M <= 1024) {
         const std::string base = kind == "gemm" ? "gemm-medium-s4" : "fused-medium-swf";
@@ -840,7 +844,7 @@ int main(int argc, char** argv) {
             const double cost = std::ceil(tiles / sms) * k->tile_n;
             if (!pick || cost < pick_cost) pick = k.get(), pick_cost = cost;  // in order: ties to 128 x 104
           }
-        if (pick)
+        if (pick && M > 512)
           for (const auto& k : kernels)
             if (k->label == kind + "-sw-splitk" && !k->probe) {
               const double tiles = double((M + k->tile_m - 1) / k->tile_m) * double((kInter + k->tile_n - 1) / k->tile_n);

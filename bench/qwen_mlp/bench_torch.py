@@ -103,9 +103,10 @@ def select(ks, kind: str, M: int, sms: int) -> str:
             cost = math.ceil(math.ceil(M / tm) * math.ceil(INTER / tn) / sms) * tn
             if pick is None or cost < pick_cost:
                 pick, pick_cost = v, cost
-        # and the split-k panel kernel where 1.04 * tiles / SMs * tile_n is below that (the C++ rule).
+        # and, from M > 512, the split-k panel kernel where 1.04 * tiles / SMs * tile_n is below that
+        # (the C++ rule; at four or fewer row tiles the split-k kernel is 3.5-32% slower, s21/sel1).
         sk = kind + "_sw_splitk"
-        if pick is not None and sk in ks:
+        if pick is not None and M > 512 and sk in ks:
             tm, tn = ks[sk].fact("tile_m"), ks[sk].fact("tile_n")
             if 1.04 * math.ceil(M / tm) * math.ceil(INTER / tn) / sms * tn < pick_cost:
                 return sk
