@@ -818,8 +818,10 @@ int main(int argc, char** argv) {
     // Session 21, fixed before the run that confirms it: at 64 < M <= 1024 the 128-row data-parallel
     // tiles 128 x 104 (the two above), 128 x 112 and 128 x 120 (gemm-n112 / -n120, fused-n112-swf /
     // -n120-swf: one m64n{224,240}k16 per k16 step) are chosen by whole rounds: the least
-    // ceil(tiles / SMs) * tile_n (a round's time taken as proportional to the tile's width), ties to
-    // 128 x 104. At M = 384, 128 x 120 takes 5 rounds of 214 column tiles where 128 x 104 takes 6
+    // ceil(tiles / SMs) * tile_n (a round's time taken as proportional to the tile's width). Ties went
+    // to 128 x 104 until results/s21/c1 (at M = 1024, where 128 x 120 ties: 0.987 [0.981, 0.992] x the
+    // best cuBLAS against 0.999 for 128 x 104; at 1000 in sel1 0.983 [0.972, 0.993] x 128 x 104);
+    // since, fixed before the run that confirms it, to the wider tile. At M = 384, 128 x 120 takes 5 rounds of 214 column tiles where 128 x 104 takes 6
     // of 247 (5 * 120 < 6 * 104): 0.953 [0.946, 0.974] x gemm-medium-s4 and 0.955 [0.947, 0.960] x
     // fused-medium-swf (results/s21/n56); at 512 the model has 128 x 112 (7 * 112 < 8 * 104).
     // Session 21, fixed before the run that confirms it: the split-k panel kernel (<kind>-sw-splitk,
@@ -842,7 +844,7 @@ int main(int argc, char** argv) {
             if (k->label != label || k->probe) continue;
             const double tiles = double((M + k->tile_m - 1) / k->tile_m) * double((kInter + k->tile_n - 1) / k->tile_n);
             const double cost = std::ceil(tiles / sms) * k->tile_n;
-            if (!pick || cost < pick_cost) pick = k.get(), pick_cost = cost;  // in order: ties to 128 x 104
+            if (!pick || cost <= pick_cost) pick = k.get(), pick_cost = cost;  // in order: ties to the wider tile
           }
         if (pick && M > 512)
           for (const auto& k : kernels)

@@ -90,7 +90,7 @@ def select(ks, kind: str, M: int, sms: int) -> str:
     # gemm_sw_splitk at M = 1024 (results/s15/mc, m4), level at 2048 / 4096.
     # Session 21, fixed before the run that confirms it (the C++ bench's rule): at 64 < M <= 1024
     # the 128 x 104 tile or 128 x 112 / 128 x 120 (one m64n{224,240}k16 per k16 step), whichever
-    # takes the least ceil(tiles / SMs) * tile_n; ties to 128 x 104 (results/s21/n56: 128 x 120 at
+    # takes the least ceil(tiles / SMs) * tile_n; ties to the wider tile (results/s21/n56: 128 x 120 at
     # M = 384, 0.953 x gemm_medium_s4, 0.955 x fused_medium_swf).
     if 64 < M <= 1024:
         base = "gemm_medium_s4" if kind == "gemm" else "fused_medium_swf"
@@ -101,7 +101,7 @@ def select(ks, kind: str, M: int, sms: int) -> str:
                 continue
             tm, tn = ks[v].fact("tile_m"), ks[v].fact("tile_n")
             cost = math.ceil(math.ceil(M / tm) * math.ceil(INTER / tn) / sms) * tn
-            if pick is None or cost < pick_cost:
+            if pick is None or cost <= pick_cost:  # ties to the wider tile (s21/c1)
                 pick, pick_cost = v, cost
         # and, from M > 512, the split-k panel kernel where 1.04 * tiles / SMs * tile_n is below that
         # (the C++ rule; at four or fewer row tiles the split-k kernel is 3.5-32% slower, s21/sel1).
