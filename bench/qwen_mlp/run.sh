@@ -50,7 +50,8 @@ done
 add --probe gemm-sw-pp-g8 gemm_pp_g8
 # Session 13: the controls that separate the packed twins' effects (the swapped main loop with the
 # TMA loader). gemm-medium-s4 (the 128 x 104 GEMM with the TMA loader and 4 stages, as
-# gemm-medium-packed has) is a variant above: selected at 64 < M <= 1024 since session 15.
+# gemm-medium-packed has) is a variant above: selected at 64 < M <= 1024 in sessions 15-20, since
+# session 21 where its whole rounds beat 128 x 112 / 128 x 120's.
 add --probe gemm-small16-swap gemm_small16_swap
 add --probe fused-small16-swap fused_small16_swap
 if [ ${#args[@]} -eq 0 ]; then
