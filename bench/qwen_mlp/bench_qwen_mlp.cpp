@@ -44,6 +44,7 @@
 
 #include "../common/bench.h"
 #include "../common/gemm_baselines.h"
+#include "qwen_select.h"
 #include <nvtx3/nvToolsExt.h>  // --profile: the NVTX range ncu filters on (header-only)
 
 namespace {
@@ -524,11 +525,7 @@ void write_md(const std::string& path, const RunInfo& info, const std::vector<MR
 // The labels of kernels whose accumulator stage is the four 64-column panels: "-sw" at the end, or
 // followed by "-" or a digit (gemm-sw, fused-sw-splitk, gemm-sw-pp-g8, gemm-sw64r-...), not as the
 // start of a word (gemm-small16-swap).
-bool has_panels(const std::string& label) {
-  for (size_t at = label.find("-sw"); at != std::string::npos; at = label.find("-sw", at + 1))
-    if (at + 3 == label.size() || label[at + 3] == '-' || (label[at + 3] >= '0' && label[at + 3] <= '9')) return true;
-  return false;
-}
+using qwen_select::has_panels;
 
 constexpr const char* kVariants[] = {"fused", "fused-control", "fused-medium", "fused-medium-control", "fused-narrow",
                                      "fused-narrow-control", "fused-small", "fused-small-control", "gemm", "gemm-control",
@@ -784,104 +781,12 @@ int main(int argc, char** argv) {
     auto med = [&](const std::string& l) { const Entry* e = r.find(l); return e ? e->t.median : INFINITY; };
     r.best_gemm = med("cublaslt-best") <= med("cublas-gemmex") ? "cublaslt-best" : "cublas-gemmex";
     r.best_pair = med("cublaslt-best+swiglu") <= med("cublas-gemmex+swiglu") ? "cublaslt-best+swiglu" : "cublas-gemmex+swiglu";
-    // The variant is decided before timing, from the tile facts alone: the 64-row tile (weight
-    // streaming) for M <= 64; otherwise the 128-row tile with the least quantised work,
-    // ceil(tiles / SMs) waves of tile_m x tile_n each (ties: the wider tile). Revised in session 9,
-    // before the run that measured it: the 128 x 128 tile with the accumulator panels (*-sw; its
-    // epilogue stores free of bank conflicts) wherever its last wave wastes at most 5% of its
-    // rounds, ceil(w) / w - 1 <= 0.05 for w = tiles / SMs (M >= 2048 here).
-    // Session 10, fixed before the run that measured it: at M >= 1024 (8 or more 128-row tiles:
-    // compute-bound) the panel kernel linked with --tile-schedule split-k (*-sw-splitk), whose
-    // partial last wave no longer idles (2.4-4.1% faster than *-sw at M = 1024 / 2048 in the run
-    // that first timed it, level at 4096 / 8192).
-    // Session 11, fixed before the run that measured it: at M <= 16 the 16-row decode tile
-    // (*-small16: X slices of 16 rows, a 7-stage ring; fused 1.3-1.6% faster than *-small at
-    // M = 1, 8, 16 in bench_decode.py, results/qwen_s11/dec11).
-    // Session 12, fixed before the run that measured it: at M >= 4096 the fused kernel with the
-    // ping-pong main loop in the grouped:8 order (fused-pp-g8: 1.6-2.4% faster than fused-sw-splitk
-    // at M = 4096 / 8192 in two runs, results/qwen_s12/pp4, pp5; level at 1024 / 2048).
-    // Session 15, fixed before the runs that confirm it: the plain GEMM at 64 < M <= 1024 takes the
-    // 128 x 104 tile with a 4-stage ring (gemm-medium-s4; the ring fits beside the accumulator stage
-    // only without the SwiGLU's, so the fused kernel keeps its selection): 0.977-0.986 x gemm-medium
-    // at M = 128 (results/qwen_s13/run8, run11, s15/m4) and 0.982 / 0.987 x gemm-sw-splitk at M =
-    // 1024 (results/s15/mc, m4; 247 column tiles: 14.97 waves there), level with it at 2048 / 4096.
-    // Session 16, fixed before the runs that confirm it: the fused kernel at 64 < M <= 1024 takes the
-    // 128 x 104 tile with the SwiGLU in the main loop's epilogue (-DGU_SWIGLU=1: no SwiGLU warps or
-    // out stage, so its ring has 4 stages as gemm-medium-s4's): 0.964 / 0.969 x fused-medium at
-    // M = 128, 0.986 / 0.987 x fused-sw-splitk at 1024 in two runs (results/s16/swf1, swf2), level
-    // at 2048; with silu in the tanh form since, 0.989 x that at 1024 (results/s16/swft).
-    // Session 17, fixed before the runs that confirm it: the fused kernel at M >= 4096 is
-    // fused-sw-splitk again (now linked grouped:8), not fused-pp-g8. With each contender in its own
-    // power steady state (--sustain-ms 300 --region-ms 50; results/s17/grp) fused-sw-splitk-g8 is
-    // 0.978 / 0.970 x fused-pp-g8 at M = 4096 / 8192; in the plain timer 1.017 / 1.019 with a few
-    // contenders and level (0.99-1.01) in the full runs of sessions 15-16, whose mixes set every
-    // contender's clock. A kernel that runs sustained runs in its own steady state.
-    // Session 21, fixed before the run that confirms it: at 64 < M <= 1024 the 128-row data-parallel
-    // tiles 128 x 104 (the two above), 128 x 112 and 128 x 120 (gemm-n112 / -n120, fused-n112-swf /
-    // -n120-swf: one m64n{224,240}k16 per k16 step) are chosen by whole rounds: the least
-    // ceil(tiles / SMs) * tile_n (a round's time taken as proportional to the tile's width). Ties went
-    // to 128 x 104 until results/s21/c1 (at M = 1024, where 128 x 120 ties: 0.987 [0.981, 0.992] x the
-    // best cuBLAS against 0.999 for 128 x 104; at 1000 in sel1 0.983 [0.972, 0.993] x 128 x 104);
-    // since, fixed before the run that confirms it, to the wider tile. At M = 384, 128 x 120 takes 5 rounds of 214 column tiles where 128 x 104 takes 6
-    // of 247 (5 * 120 < 6 * 104): 0.953 [0.946, 0.974] x gemm-medium-s4 and 0.955 [0.947, 0.960] x
-    // fused-medium-swf (results/s21/n56); at 512 the model has 128 x 112 (7 * 112 < 8 * 104).
-    // Session 21, fixed before the run that confirms it: the split-k panel kernel (<kind>-sw-splitk,
-    // whose last wave is cut along k, so its rounds are not whole) is taken there instead when
-    // 1.04 * tiles / SMs * tile_n is below that: in results/s21/sel1 it was 0.976 x the selected
-    // 128 x 120 at M = 896 (GEMM; fused 0.975), where the model gives 1358 against 1440, and slower at
-    // 512 / 768 (1.08 / 1.03; the model 776 / 1164 against 784 / 1200: the split costs ~4%).
-    // Revised after results/s21/c1, where it took the split-k kernel at M = 128 / 256 (the model
-    // 202 / 403 against 208 / 416): 1.09 / 1.28 x the best cuBLAS there. At four or fewer row tiles
-    // the split-k kernel is 3.5-32% slower than the data-parallel ones (sel1, n56: 1.32 at 256, 1.01-1.04
-    // at 384, 1.07-1.08 at 512), so the comparison is made only from M > 512.
-    auto select = [&](const std::string& kind) {
-      if (M > 64 && M <= 1024) {
-        const std::string base = kind == "gemm" ? "gemm-medium-s4" : "fused-medium-swf";
-        const std::string wide[] = {kind == "gemm" ? "gemm-n112" : "fused-n112-swf", kind == "gemm" ? "gemm-n120" : "fused-n120-swf"};
-        const TestKernel* pick = nullptr;
-        double pick_cost = 0;
-        for (const std::string& label : {base, wide[0], wide[1]})
-          for (const auto& k : kernels) {
-            if (k->label != label || k->probe) continue;
-            const double tiles = double((M + k->tile_m - 1) / k->tile_m) * double((kInter + k->tile_n - 1) / k->tile_n);
-            const double cost = std::ceil(tiles / sms) * k->tile_n;
-            if (!pick || cost <= pick_cost) pick = k.get(), pick_cost = cost;  // in order: ties to the wider tile
-          }
-        if (pick && M > 512)
-          for (const auto& k : kernels)
-            if (k->label == kind + "-sw-splitk" && !k->probe) {
-              const double tiles = double((M + k->tile_m - 1) / k->tile_m) * double((kInter + k->tile_n - 1) / k->tile_n);
-              if (1.04 * tiles / sms * k->tile_n < pick_cost) return k->label;
-            }
-        if (pick) return pick->label;
-      }
-      if (M <= 16)
-        for (const auto& k : kernels)
-          if (k->label == kind + "-small16") return k->label;
-      if (M >= 1024)
-        for (const auto& k : kernels)
-          if (k->label == kind + "-sw-splitk") return k->label;
-      for (const auto& k : kernels) {
-        if (k->probe || k->packed_w) continue;
-        if (!k->panels || k->label.find("control") != std::string::npos || k->label.rfind(kind, 0) != 0 || M <= 64) continue;
-        const double w = double((M + k->tile_m - 1) / k->tile_m) * double((kInter + k->tile_n - 1) / k->tile_n) / sms;
-        if (std::ceil(w) / w - 1.0 <= 0.05) return k->label;
-      }
-      std::string pick;
-      double best_cost = 0;
-      unsigned best_n = 0;
-      for (const auto& k : kernels) {
-        if (k->probe || k->packed_w) continue;
-        if (k->panels || k->label.find("control") != std::string::npos || k->label.rfind(kind, 0) != 0) continue;
-        if ((k->tile_m < 128) != (M <= 64) || k->tile_m < 64) continue;  // the 16-row tile only by the rule above
-        const double tiles = double((M + k->tile_m - 1) / k->tile_m) * double((kInter + k->tile_n - 1) / k->tile_n);
-        const double cost = std::ceil(tiles / sms) * k->tile_m * k->tile_n;
-        if (pick.empty() || cost < best_cost || (cost == best_cost && k->tile_n > best_n)) pick = k->label, best_cost = cost, best_n = k->tile_n;
-      }
-      return pick.empty() ? kind : pick;
-    };
-    r.selected_fused = select("fused");
-    r.selected_gemm = select("gemm");
+    // The variant a caller would pick, decided before timing from the tile facts alone (the rule
+    // and its history: qwen_select.h).
+    std::vector<qwen_select::Candidate> cands;
+    for (const auto& k : kernels) cands.push_back({k->label, k->tile_m, k->tile_n, k->panels, k->probe, k->packed_w});
+    r.selected_fused = qwen_select::select("fused", M, sms, cands);
+    r.selected_gemm = qwen_select::select("gemm", M, sms, cands);
     // Session 13, fixed before the runs that confirm it: with W packed (a one-time layout change of
     // the weight, gu_pack_w), the selected kernel's packed twin where one is linked: *-small16 ->
     // *-small16-swap-packed (and the operands swapped, wgmma_gu_swap), *-medium -> *-medium-packed.

@@ -1,0 +1,94 @@
+"""The Python benches' kernel selection (bench_torch.py): which PipeLink kernel is reported as the
+one a caller would run at M, from each kernel's name and tile facts only (never a measurement).
+
+It is the C++ rule of bench/qwen_mlp/qwen_select.h written again for the Python benches, which load
+the kernels by name (underscores where the C++ labels have hyphens); tests/python/test_qwen_select.py
+holds the two to the same answers for every M from 1 to 8192 on the benches' kernel sets. No torch.
+"""
+import math
+
+INTER = 25600  # H's width: the gate (and up) width of the Qwen3-32B MLP
+
+VARIANTS = ["fused", "fused_medium", "fused_narrow", "fused_small", "gemm", "gemm_medium", "gemm_narrow", "gemm_small"]
+# Timed beside the selected kernels where present, not selected: gemm_sw, the 128 x 128 GEMM whose
+# accumulator stage is four 128-byte-swizzled 64-column panels (no bank conflicts on its stores).
+EXTRA = ["gemm_sw", "fused_sw", "gemm_cluster_sw", "fused_cluster_sw", "gemm_sw_pair", "fused_sw_pair", "gemm_sw_splitk",
+         "fused_sw_splitk", "gemm_small16", "fused_small16", "fused_pp_g8", "fused_small16_swap_packed",
+         "gemm_small16_swap_packed", "fused_medium_packed", "gemm_medium_packed", "gemm_medium_s4", "fused_medium_swf",
+         "fused_medium_swf_packed", "gemm_n112", "gemm_n120", "fused_n112_swf", "fused_n120_swf"]
+
+
+def select(ks, kind: str, M: int, sms: int) -> str:
+    """bench_qwen_mlp's rule, fixed before timing: the 64-row tile for M <= 64, else the 128-row tile
+    with the least quantised work ceil(tiles / SMs) * tile area (ties: the wider tile). Revised in
+    session 9 before the run that measured it: the 128 x 128 tile with the accumulator panels
+    (<kind>_sw) wherever its last wave wastes at most 5% of its rounds (ceil(w) / w - 1 <= 0.05,
+    w = tiles / SMs)."""
+    sw = kind + "_sw"
+    # Session 15, fixed before the runs that confirm it (the C++ bench's rule): the plain GEMM at
+    # 64 < M <= 1024 takes the 128 x 104 tile with a 4-stage ring (gemm_medium_s4; the fused link's
+    # SwiGLU stage leaves no room for it): 0.977-0.986 x gemm_medium at M = 128, 0.982 / 0.987 x
+    # gemm_sw_splitk at M = 1024 (results/s15/mc, m4), level at 2048 / 4096.
+    # Session 21, fixed before the run that confirms it (the C++ bench's rule): at 64 < M <= 1024
+    # the 128 x 104 tile or 128 x 112 / 128 x 120 (one m64n{224,240}k16 per k16 step), whichever
+    # takes the least ceil(tiles / SMs) * tile_n; ties to the wider tile (results/s21/n56: 128 x 120 at
+    # M = 384, 0.953 x gemm_medium_s4, 0.955 x fused_medium_swf).
+    if 64 < M <= 1024:
+        base = "gemm_medium_s4" if kind == "gemm" else "fused_medium_swf"
+        wide = ["gemm_n112", "gemm_n120"] if kind == "gemm" else ["fused_n112_swf", "fused_n120_swf"]
+        pick, pick_cost = None, 0.0
+        for v in [base] + wide:
+            if v not in ks:
+                continue
+            tm, tn = ks[v].fact("tile_m"), ks[v].fact("tile_n")
+            cost = math.ceil(math.ceil(M / tm) * math.ceil(INTER / tn) / sms) * tn
+            if pick is None or cost <= pick_cost:  # ties to the wider tile (s21/c1)
+                pick, pick_cost = v, cost
+        # and, from M > 512, the split-k panel kernel where 1.04 * tiles / SMs * tile_n is below that
+        # (the C++ rule; at four or fewer row tiles the split-k kernel is 3.5-32% slower, s21/sel1).
+        sk = kind + "_sw_splitk"
+        if pick is not None and M > 512 and sk in ks:
+            tm, tn = ks[sk].fact("tile_m"), ks[sk].fact("tile_n")
+            if 1.04 * math.ceil(M / tm) * math.ceil(INTER / tn) / sms * tn < pick_cost:
+                return sk
+        if pick is not None:
+            return pick
+    if kind == "gemm" and 64 < M <= 1024 and "gemm_medium_s4" in ks:
+        return "gemm_medium_s4"
+    # Session 16, fixed before the runs that confirm it (the C++ bench's rule): the fused kernel at
+    # 64 < M <= 1024 takes the 128 x 104 tile with the SwiGLU in the main loop's epilogue and a
+    # 4-stage ring (fused_medium_swf): 0.964 / 0.969 x fused_medium at M = 128, 0.986 / 0.987 x
+    # fused_sw_splitk at 1024 in two runs (results/s16/swf1, swf2), level at 2048; silu in the tanh
+    # form since, 0.989 x that at 1024 (results/s16/swft).
+    if kind == "fused" and 64 < M <= 1024 and "fused_medium_swf" in ks:
+        return "fused_medium_swf"
+    # Session 12: at M >= 4096 the fused ping-pong kernel (fused_pp_g8). Session 17, fixed before the
+    # runs that confirm it (the C++ bench's rule): fused_sw_splitk (now grouped:8) again, 0.978 /
+    # 0.970 x fused_pp_g8 at 4096 / 8192 with each contender in its own power steady state
+    # (C++ bench --sustain-ms, results/s17/grp).
+    # Session 11, fixed before the run that measured it: at M <= 16 the 16-row decode tile
+    # (<kind>_small16; fused 1.3-1.6% faster than _small at M = 1, 8, 16, results/qwen_s11/dec11).
+    if M <= 16 and kind + "_small16" in ks:
+        return kind + "_small16"
+    # Session 10, fixed before the run that measured it: at M >= 1024 (8 or more 128-row tiles:
+    # compute-bound) the panel kernel linked with --tile-schedule split-k, whose partial last wave
+    # no longer idles (C++ bench, 2026-11-30 23:4x UTC: 2.4-4.1% faster than the data-parallel one at
+    # M = 1024 / 2048, level at 4096 / 8192).
+    if sw + "_splitk" in ks and M >= 1024:
+        return sw + "_splitk"
+    if sw in ks and M > 64:
+        w = math.ceil(M / ks[sw].fact("tile_m")) * math.ceil(INTER / ks[sw].fact("tile_n")) / sms
+        if math.ceil(w) / w - 1 <= 0.05:
+            return sw
+    best, best_cost, best_n = None, 0.0, 0
+    for name, k in ks.items():
+        if not name.startswith(kind) or name in EXTRA:
+            continue
+        tm, tn = k.fact("tile_m"), k.fact("tile_n")
+        if (tm < 128) != (M <= 64) or tm < 64:  # the 16-row tile only by the rule above
+            continue
+        tiles = math.ceil(M / tm) * math.ceil(INTER / tn)
+        cost = math.ceil(tiles / sms) * tm * tn
+        if best is None or cost < best_cost or (cost == best_cost and tn > best_n):
+            best, best_cost, best_n = name, cost, tn
+    return best

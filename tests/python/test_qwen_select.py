@@ -1,0 +1,92 @@
+"""The Qwen benches' kernel selection, C++ (bench/qwen_mlp/qwen_select.h, through qwen_select_cli)
+against the Python benches' copy (bench/qwen_mlp/qwen_select.py): the same kernel for every kind and
+every M from 1 to 8192, on the kernel sets the benches load (run_sustained.sh's, run.sh's, and
+bench_torch.py's), plus the choices the session-21 rule is documented to make. No GPU, no torch.
+
+    python3 tests/python/test_qwen_select.py BUILD/bench/qwen_select_cli
+"""
+import os
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "qwen_mlp"))
+import qwen_select as Q  # noqa: E402
+
+CLI = sys.argv.pop(1) if len(sys.argv) > 1 else None
+
+# Each kernel's tile facts (tile_m, tile_n), as its link's map states them (examples/qwen_mlp).
+TILES = {
+    "fused": (128, 128), "gemm": (128, 128), "fused_medium": (128, 104), "gemm_medium": (128, 104),
+    "fused_narrow": (128, 80), "gemm_narrow": (128, 80), "fused_small": (64, 104), "gemm_small": (64, 104),
+    "fused_sw": (128, 128), "gemm_sw": (128, 128), "fused_sw_splitk": (128, 128), "gemm_sw_splitk": (128, 128),
+    "fused_small16": (16, 104), "gemm_small16": (16, 104), "fused_pp_g8": (128, 64),
+    "fused_medium_swf": (128, 104), "gemm_medium_s4": (128, 104),
+    "gemm_n112": (128, 112), "gemm_n120": (128, 120), "fused_n112_swf": (128, 112), "fused_n120_swf": (128, 120),
+}
+SUSTAINED = ["fused_small16", "gemm_small16", "fused_medium_swf", "gemm_medium_s4", "gemm_n112", "gemm_n120",
+             "fused_n112_swf", "fused_n120_swf", "fused_sw_splitk", "gemm_sw_splitk", "fused_pp_g8"]
+FULL = [k for k in TILES]
+
+
+class Kernel:
+    def __init__(self, name):
+        self.tm, self.tn = TILES[name]
+
+    def fact(self, f):
+        return {"tile_m": self.tm, "tile_n": self.tn}[f]
+
+
+def cpp(names, sms=132, lo=1, hi=8192):
+    args = [CLI, "--sms", str(sms), "--M", f"{lo}-{hi}"] + [f"{n.replace('_', '-')}:{TILES[n][0]}:{TILES[n][1]}" for n in names]
+    out = subprocess.run(args, capture_output=True, text=True, check=True).stdout.split("\n")
+    got = {}
+    for line in out:
+        if line:
+            kind, M, label = line.split()
+            name = label.replace("-", "_")
+            # qwen_select::select returns the kind itself when no kernel qualifies (Python: None)
+            got[(kind, int(M))] = None if name == kind and name not in names else name
+    return got
+
+
+def py(names, sms=132, lo=1, hi=8192):
+    ks = {n: Kernel(n) for n in names}
+    return {(kind, M): Q.select(ks, kind, M, sms) for kind in ("fused", "gemm") for M in range(lo, hi + 1)}
+
+
+class Agree(unittest.TestCase):
+    def check_set(self, names):
+        c, p = cpp(names), py(names)
+        diff = [(k, c[k], p[k]) for k in sorted(c) if c[k] != p[k]]
+        self.assertEqual(diff[:10], [], f"{len(diff)} (kind, M) where C++ and Python select differently")
+
+    def test_sustained_set(self):
+        self.check_set(SUSTAINED)
+
+    def test_full_set(self):
+        # bench_torch.py's names are VARIANTS + EXTRA; the C++ labels are the same names with hyphens.
+        self.check_set([n for n in FULL if n in Q.VARIANTS + Q.EXTRA])
+
+    def test_without_the_wide_tiles(self):
+        self.check_set([n for n in SUSTAINED if "n112" not in n and "n120" not in n])
+
+    def test_documented_choices(self):
+        # bench/NOTES.md, session 21: 128 x 104 up to 256, 128 x 120 at 257-384 and 641-768, 128 x 112
+        # at 385-640, split-k at 769-896, 128 x 120 at 897-1024; split-k above; the 16-row tile at <= 16.
+        got = py(SUSTAINED)
+        want = [((65, 256), "gemm_medium_s4"), ((257, 384), "gemm_n120"), ((385, 640), "gemm_n112"),
+                ((641, 768), "gemm_n120"), ((769, 896), "gemm_sw_splitk"), ((897, 1024), "gemm_n120"),
+                ((1025, 8192), "gemm_sw_splitk"), ((1, 16), "gemm_small16")]
+        for (lo, hi), name in want:
+            for M in range(lo, hi + 1):
+                self.assertEqual(got[("gemm", M)], name, f"gemm at M = {M}")
+                fused = {"gemm_medium_s4": "fused_medium_swf", "gemm_n120": "fused_n120_swf",
+                         "gemm_n112": "fused_n112_swf"}.get(name, name.replace("gemm", "fused"))
+                self.assertEqual(got[("fused", M)], fused, f"fused at M = {M}")
+
+
+if __name__ == "__main__":
+    if not CLI:
+        sys.exit("usage: test_qwen_select.py BUILD/bench/qwen_select_cli")
+    unittest.main()
