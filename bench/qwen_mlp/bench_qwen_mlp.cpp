@@ -538,7 +538,8 @@ constexpr const char* kVariants[] = {"fused", "fused-control", "fused-medium", "
                                      "gemm-medium-packed", "gemm-medium-packed-control", "gemm-medium-s4",
                                      "gemm-medium-s4-control", "fused-medium-swf", "fused-medium-swf-control",
                                      "fused-medium-swf-packed", "fused-medium-swf-packed-control", "gemm-n112",
-                                     "gemm-n120", "fused-n112-swf", "fused-n120-swf"};
+                                     "gemm-n112-control", "gemm-n120", "gemm-n120-control", "fused-n112-swf",
+                                     "fused-n112-swf-control", "fused-n120-swf", "fused-n120-swf-control"};
 constexpr int kNumVariants = sizeof(kVariants) / sizeof(kVariants[0]);
 
 constexpr char kUsage[] =
@@ -555,7 +556,7 @@ constexpr char kUsage[] =
     "           fused-medium-swf-packed (its W-packed twin), each with -control;\n"
     "           gemm-n112, gemm-n120, fused-n112-swf, fused-n120-swf (128 x 112 / 128 x 120, one m64n{224,240}k16 per\n"
     "           k16 step; at 64 < M <= 1024 the one of these and 128 x 104 whose whole rounds on the SMs take least,\n"
-    "           or above 512 fused-/gemm-sw-splitk where its cut last wave costs less)\n"
+    "           or above 512 fused-/gemm-sw-splitk where its cut last wave costs less), each with -control\n"
     "  --probe: a kernel timed and checked beside the others but never selected; LABEL starts with fused or gemm\n"
     "           (its maps' boxes are its link's: every x_map, w_map and out_map names its tensor in its contract)\n"
     "  --sustain-ms: before each timed region the contender runs back to back, untimed, for about MS ms, so the\n"

@@ -63,24 +63,26 @@ inline bool has_panels(const std::string& label) {
 // contenders and level (0.99-1.01) in the full runs of sessions 15-16, whose mixes set every
 // contender's clock. A kernel that runs sustained runs in its own steady state.
 // Session 21, fixed before the run that confirms it: at 64 < M <= 1024 the 128-row data-parallel
-// tiles 128 x 104 (the two above), 128 x 112 and 128 x 120 (gemm-n112 / -n120, fused-n112-swf /
-// -n120-swf: one m64n{224,240}k16 per k16 step) are chosen by whole rounds: the least
-// ceil(tiles / SMs) * tile_n (a round's time taken as proportional to the tile's width). Ties went
-// to 128 x 104 until results/s21/c1 (at M = 1024, where 128 x 120 ties: 0.987 [0.981, 0.992] x the
-// best cuBLAS against 0.999 for 128 x 104; at 1000 in sel1 0.983 [0.972, 0.993] x 128 x 104);
-// since, fixed before the run that confirms it, to the wider tile. At M = 384, 128 x 120 takes 5
-// rounds of 214 column tiles where 128 x 104 takes 6 of 247 (5 * 120 < 6 * 104): 0.953 [0.946,
-// 0.974] x gemm-medium-s4 and 0.955 [0.947, 0.960] x fused-medium-swf (results/s21/n56); at 512 the
-// model has 128 x 112 (7 * 112 < 8 * 104).
+// tiles 128 x 104 (the two above, since session 21 one m64n208k16 per k16 step), 128 x 112 and
+// 128 x 120 (gemm-n112 / -n120, fused-n112-swf / -n120-swf: one m64n{224,240}k16 per k16 step) are
+// chosen by whole rounds: the least ceil(tiles / SMs) * tile_n (a round's time taken as
+// proportional to the tile's width), ties to 128 x 104. At M = 384, 128 x 120 takes 5 rounds of
+// 214 column tiles where 128 x 104 takes 6 of 247 (5 * 120 < 6 * 104): 0.953 [0.946, 0.974] x
+// gemm-medium-s4 and 0.955 [0.947, 0.960] x fused-medium-swf (results/s21/n56); at 512 the model has
+// 128 x 112 (7 * 112 < 8 * 104). (Ties went to the wider tile for one run, c3, after 128 x 120 was
+// 0.995 [0.971, 0.997] x 128 x 104 at M = 1024 in c1; c3 did not confirm it: 1.022 [1.013, 1.035]
+// at 960, within the noise at 1000 / 1024. Back to 128 x 104.)
 // Session 21, fixed before the run that confirms it: the split-k panel kernel (<kind>-sw-splitk,
 // whose last wave is cut along k, so its rounds are not whole) is taken there instead when
-// 1.04 * tiles / SMs * tile_n is below that: in results/s21/sel1 it was 0.976 x the selected
-// 128 x 120 at M = 896 (GEMM; fused 0.975), where the model gives 1358 against 1440, and slower at
-// 512 / 768 (1.08 / 1.03; the model 776 / 1164 against 784 / 1200: the split costs ~4%).
-// Revised after results/s21/c1, where it took the split-k kernel at M = 128 / 256 (the model
-// 202 / 403 against 208 / 416): 1.09 / 1.28 x the best cuBLAS there. At four or fewer row tiles
-// the split-k kernel is 3.5-32% slower than the data-parallel ones (sel1, n56: 1.32 at 256, 1.01-1.04
-// at 384, 1.07-1.08 at 512), so the comparison is made only from M > 512.
+// 1.04 * tiles / SMs * tile_n is below that cost: in results/s21/sel1 it was 0.978 [0.972, 0.984] x
+// the selected 128 x 120 at M = 896 (GEMM; fused 0.976), where the unweighted model gives 1358
+// against 1440, and slower at 512 / 768 (1.088 / 1.023; 776 / 1164 against 784 / 1200): the split
+// costs about 4%. Revised after results/s21/c1, where it took the split-k kernel at M = 128 / 256
+// (the weighted model: 202 / 403 against 208 / 416): 1.09 / 1.28 x the best cuBLAS there, 1.34-1.41
+// in n56 / c2 at 256. At four or fewer row tiles it is slower than the selected data-parallel tile
+// (1.04 at 384 against 128 x 120, 1.09 at 512 against 128 x 112, sel1), so it is compared only
+// from M > 512. At 513-640 the two costs are 1008.5 against 1008 (128 x 112): a knife edge, level
+// in the data (sel1: split-k 0.991 [0.982, 0.999] x 128 x 112 at 640).
 // Returns the label of the kernel of `kind` ("fused" or "gemm") selected at M on `sms` SMs, or `kind`
 // itself when none of `kernels` qualifies.
 inline std::string select(const std::string& kind, unsigned M, unsigned sms, const std::vector<Candidate>& kernels) {
@@ -94,7 +96,7 @@ inline std::string select(const std::string& kind, unsigned M, unsigned sms, con
         if (k.label != label || k.probe) continue;
         const double tiles = double((M + k.tile_m - 1) / k.tile_m) * double((kInter + k.tile_n - 1) / k.tile_n);
         const double cost = std::ceil(tiles / sms) * k.tile_n;
-        if (!pick || cost <= pick_cost) pick = &k, pick_cost = cost;  // in order: ties to the wider tile
+        if (!pick || cost < pick_cost) pick = &k, pick_cost = cost;  // in order: ties to 128 x 104
       }
     if (pick && M > 512)
       for (const Candidate& k : kernels)

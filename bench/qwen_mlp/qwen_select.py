@@ -25,13 +25,11 @@ def select(ks, kind: str, M: int, sms: int) -> str:
     (<kind>_sw) wherever its last wave wastes at most 5% of its rounds (ceil(w) / w - 1 <= 0.05,
     w = tiles / SMs)."""
     sw = kind + "_sw"
-    # Session 15, fixed before the runs that confirm it (the C++ bench's rule): the plain GEMM at
-    # 64 < M <= 1024 takes the 128 x 104 tile with a 4-stage ring (gemm_medium_s4; the fused link's
-    # SwiGLU stage leaves no room for it): 0.977-0.986 x gemm_medium at M = 128, 0.982 / 0.987 x
-    # gemm_sw_splitk at M = 1024 (results/s15/mc, m4), level at 2048 / 4096.
+    # Sessions 15-16 (the C++ bench's rule): at 64 < M <= 1024 the 128 x 104 tile (gemm_medium_s4,
+    # fused_medium_swf); since session 21 one of three widths, below.
     # Session 21, fixed before the run that confirms it (the C++ bench's rule): at 64 < M <= 1024
     # the 128 x 104 tile or 128 x 112 / 128 x 120 (one m64n{224,240}k16 per k16 step), whichever
-    # takes the least ceil(tiles / SMs) * tile_n; ties to the wider tile (results/s21/n56: 128 x 120 at
+    # takes the least ceil(tiles / SMs) * tile_n; ties to 128 x 104 (results/s21/n56: 128 x 120 at
     # M = 384, 0.953 x gemm_medium_s4, 0.955 x fused_medium_swf).
     if 64 < M <= 1024:
         base = "gemm_medium_s4" if kind == "gemm" else "fused_medium_swf"
@@ -42,10 +40,10 @@ def select(ks, kind: str, M: int, sms: int) -> str:
                 continue
             tm, tn = ks[v].fact("tile_m"), ks[v].fact("tile_n")
             cost = math.ceil(math.ceil(M / tm) * math.ceil(INTER / tn) / sms) * tn
-            if pick is None or cost <= pick_cost:  # ties to the wider tile (s21/c1)
+            if pick is None or cost < pick_cost:  # ties to 128 x 104
                 pick, pick_cost = v, cost
         # and, from M > 512, the split-k panel kernel where 1.04 * tiles / SMs * tile_n is below that
-        # (the C++ rule; at four or fewer row tiles the split-k kernel is 3.5-32% slower, s21/sel1).
+        # (the C++ rule; at four or fewer row tiles it is slower than the selected tile, s21/sel1).
         sk = kind + "_sw_splitk"
         if pick is not None and M > 512 and sk in ks:
             tm, tn = ks[sk].fact("tile_m"), ks[sk].fact("tile_n")
@@ -53,15 +51,6 @@ def select(ks, kind: str, M: int, sms: int) -> str:
                 return sk
         if pick is not None:
             return pick
-    if kind == "gemm" and 64 < M <= 1024 and "gemm_medium_s4" in ks:
-        return "gemm_medium_s4"
-    # Session 16, fixed before the runs that confirm it (the C++ bench's rule): the fused kernel at
-    # 64 < M <= 1024 takes the 128 x 104 tile with the SwiGLU in the main loop's epilogue and a
-    # 4-stage ring (fused_medium_swf): 0.964 / 0.969 x fused_medium at M = 128, 0.986 / 0.987 x
-    # fused_sw_splitk at 1024 in two runs (results/s16/swf1, swf2), level at 2048; silu in the tanh
-    # form since, 0.989 x that at 1024 (results/s16/swft).
-    if kind == "fused" and 64 < M <= 1024 and "fused_medium_swf" in ks:
-        return "fused_medium_swf"
     # Session 12: at M >= 4096 the fused ping-pong kernel (fused_pp_g8). Session 17, fixed before the
     # runs that confirm it (the C++ bench's rule): fused_sw_splitk (now grouped:8) again, 0.978 /
     # 0.970 x fused_pp_g8 at 4096 / 8192 with each contender in its own power steady state

@@ -42,7 +42,8 @@ for k in fused fused_control fused_medium fused_medium_control fused_narrow fuse
          fused_small16_swap_packed fused_small16_swap_packed_control gemm_small16_swap_packed gemm_small16_swap_packed_control \
          fused_medium_packed fused_medium_packed_control gemm_medium_packed gemm_medium_packed_control \
          gemm_medium_s4 gemm_medium_s4_control fused_medium_swf fused_medium_swf_control \
-         fused_medium_swf_packed fused_medium_swf_packed_control gemm_n112 gemm_n120 fused_n112_swf fused_n120_swf; do
+         fused_medium_swf_packed fused_medium_swf_packed_control gemm_n112 gemm_n112_control gemm_n120 gemm_n120_control \
+         fused_n112_swf fused_n112_swf_control fused_n120_swf fused_n120_swf_control; do
   add "--${k//_/-}" "$k"
 done
 # Timed and checked beside the others, never selected (--probe): the ping-pong GEMM (session 12),

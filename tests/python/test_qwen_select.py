@@ -73,10 +73,10 @@ class Agree(unittest.TestCase):
 
     def test_documented_choices(self):
         # bench/NOTES.md, session 21: 128 x 104 up to 256, 128 x 120 at 257-384 and 641-768, 128 x 112
-        # at 385-640, split-k at 769-896, 128 x 120 at 897-1024; split-k above; the 16-row tile at <= 16.
+        # at 385-640, split-k at 769-896, 128 x 104 at 897-1024; split-k above; the 16-row tile at <= 16.
         got = py(SUSTAINED)
         want = [((65, 256), "gemm_medium_s4"), ((257, 384), "gemm_n120"), ((385, 640), "gemm_n112"),
-                ((641, 768), "gemm_n120"), ((769, 896), "gemm_sw_splitk"), ((897, 1024), "gemm_n120"),
+                ((641, 768), "gemm_n120"), ((769, 896), "gemm_sw_splitk"), ((897, 1024), "gemm_medium_s4"),
                 ((1025, 8192), "gemm_sw_splitk"), ((1, 16), "gemm_small16")]
         for (lo, hi), name in want:
             for M in range(lo, hi + 1):

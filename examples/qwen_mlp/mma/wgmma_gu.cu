@@ -7,7 +7,8 @@
 // instance i owns columns [i tile_n / 2, (i + 1) tile_n / 2) of both blocks. A stage holds an A slice [tile_m x 64]
 // and a B slice [2 tile_n x 64] (rows [0, tile_n) = gate block, [tile_n, 2 tile_n) = up block),
 // both K-major with the 128-byte swizzle TMA writes. Per k16 step the warpgroup issues one
-// m64n{tile_n}k16 wgmma for the gate block and one for the up block.
+// m64n{tile_n}k16 wgmma for the gate block and one for the up block, or with -DGU_PAIR=1 (the
+// 128 x 104 / 112 / 120 builds) one m64n{2 tile_n}k16 over both.
 //
 // At the end of a tile it rounds both accumulators to bf16 and stores them into the "acc" stage,
 // row-major [tile_m x 2 tile_n]: gate in columns [0, tile_n), up in [tile_n, 2 tile_n). Whoever
@@ -20,16 +21,12 @@
 //   contract_medium.toml  tile 128 x 104, -DGU_TILE_N=104 -DGU_PAIR=1: 247 column tiles instead of
 //                         200, so M = 256 and 1024 fill the 132 SMs in whole waves
 //   contract_medium_swf.toml  the same tile with -DGU_SWIGLU=1: the SwiGLU in this epilogue, H in the
-//                         "acc" stage (the fused kernel selected at 64 < M <= 1024 since session 16)
+//                         "acc" stage (the fused kernel at 64 < M <= 1024 in sessions 16-20; one of
+//                         three widths the benches choose from there since)
 //   contract_narrow.toml  tile 128 x 80, -DGU_TILE_N=80: 320 column tiles, M = 256 in 4.85 waves
-//   contract_n56.toml     tile 128 x 56, -DGU_TILE_N=56 -DGU_PAIR=1 -DGU_INFLIGHT=1: one m64n112k16
-//                         per k16 step, a group kept in flight (a stage is half as long as 128 x 104's);
-//                         the GEMM's 458 column tiles give M = 256 in 6.94 rounds on 132 SMs
-//                         (128 x 104: 3.74, i.e. 4 rounds on 124 blocks); contract_n56_swf.toml
+//   contract_n120.toml    tile 128 x 120, -DGU_TILE_N=120 -DGU_PAIR=1 (m64n240k16): 214 column
+//                         tiles, M = 384 in 4.86 rounds (128 x 104: 5.61); contract_n120_swf.toml
 //                         with -DGU_SWIGLU=1
-//   contract_n120.toml    tile 128 x 120, -DGU_TILE_N=120 -DGU_PAIR=1 (m64n240k16, no group in
-//                         flight): 214 column tiles, M = 384 in 4.86 rounds (128 x 104: 5.61,
-//                         128 x 56: 10.4); contract_n120_swf.toml with -DGU_SWIGLU=1
 //   contract_n112.toml    tile 128 x 112 the same way (m64n224k16): 229 column tiles, M = 512 in
 //                         6.94 rounds (128 x 104: 7.48); contract_n112_swf.toml
 //   contract_small.toml   tile 64 x 104, one warpgroup, -DGU_TILE_N=104 -DGU_SPLIT_N=1
@@ -90,7 +87,7 @@
 #ifndef GU_INFLIGHT
 #define GU_INFLIGHT 0
 #endif
-// -DGU_PAIR=1 (the tiles split by rows, tile_n 128, 120, 112, 104 or 56): each k16 step issues one
+// -DGU_PAIR=1 (the tiles split by rows, tile_n 128, 120, 112 or 104): each k16 step issues one
 // m64n{2 tile_n}k16 over the gate and up blocks together (they are adjacent rows of the B slice)
 // instead of two m64n{tile_n}k16, so the warpgroup reads its A slice once per step.
 #ifndef GU_PAIR
@@ -138,8 +135,8 @@ constexpr unsigned kCols = kSplitN ? kTileN / kInstances : kTileN;  // columns p
 constexpr unsigned kAcc = kCols / 2;  // f32 accumulator registers per thread per block
 static_assert(GU_TILE_M || kTileM == (kSplitN ? 64u : 64u * kInstances), "64 rows per warpgroup");
 static_assert(kTileK * 2 == 128, "K slices are 128 bytes: one 128-byte swizzle row");
-static_assert(!GU_PAIR || ((kTileN == 128 || kTileN == 120 || kTileN == 112 || kTileN == 104 || kTileN == 56) && !kSplitN && !GU_TILE_M),
-              "GU_PAIR: the tiles split by rows, tile_n 128, 120, 112, 104 or 56 (the pair wrappers gen_wgmma.py writes)");
+static_assert(!GU_PAIR || ((kTileN == 128 || kTileN == 120 || kTileN == 112 || kTileN == 104) && !kSplitN && !GU_TILE_M),
+              "GU_PAIR: the tiles split by rows, tile_n 128, 120, 112 or 104 (the pair wrappers gen_wgmma.py writes)");
 
 namespace C = pl_contract::wgmma_gu_main;
 
@@ -154,14 +151,12 @@ __device__ __forceinline__ void mma_pair(float (&g)[kAcc], float (&u)[kAcc], uns
   wgmma_m64n240k16_pair(g, u, da, db, scale_d);
 #elif GU_TILE_N == 112
   wgmma_m64n224k16_pair(g, u, da, db, scale_d);
-#elif GU_TILE_N == 104
-  wgmma_m64n208k16_pair(g, u, da, db, scale_d);
 #else
-  wgmma_m64n112k16_pair(g, u, da, db, scale_d);
+  wgmma_m64n208k16_pair(g, u, da, db, scale_d);
 #endif
 }
 #endif
-#if !(GU_PAIR && (GU_TILE_N == 56 || GU_TILE_N == 112 || GU_TILE_N == 120))  // these blocks are only built as a pair
+#if !(GU_PAIR && (GU_TILE_N == 112 || GU_TILE_N == 120))  // these blocks are only built as a pair
 __device__ __forceinline__ void mma_step(float (&d)[kAcc], unsigned long long da, unsigned long long db, int scale_d) {
 #if GU_TILE_N == 128 && !GU_SPLIT_N
   wgmma_m64n128k16(d, da, db, scale_d);
