@@ -893,10 +893,19 @@ void check_tensormaps(LinkContext& ctx) {
       if (fresh) { ctx.tmap_boxes[p.name] = b; continue; }
       const TensorMapBox& a = ctx.tmap_boxes[p.name];
       if (a.rows != b.rows || a.cols != b.cols || a.dtype != b.dtype || a.swizzle != b.swizzle) {
+        // Name what differs, in the map's terms: the 1-byte element types are one map type (u8), so
+        // two contracts' u8 and i8 are not a difference; their boxes may be.
+        std::vector<std::string> diffs;
+        if (a.rows != b.rows || a.cols != b.cols)
+          diffs.push_back("box [" + std::to_string(b.rows) + " x " + std::to_string(b.cols) + "] against [" + std::to_string(a.rows) +
+                          " x " + std::to_string(a.cols) + "]");
+        if (a.dtype != b.dtype) diffs.push_back("element type " + b.dtype + " against " + a.dtype);
+        if (a.swizzle != b.swizzle) diffs.push_back("swizzle " + b.swizzle + " against " + a.swizzle);
+        std::string what;
+        for (size_t i = 0; i < diffs.size(); ++i) what += (i == 0 ? "" : i + 1 == diffs.size() ? " and " : ", ") + diffs[i];
         const ParamDecl& q = *it->second.p;
         d.error("tensormap", who_p + " copies " + t->dtype + shape + " (swizzle " + b.swizzle + "), but '" + it->second.c->name +
-                                 "' declares " + a.dtype + " [" + std::to_string(a.rows) + " x " + std::to_string(a.cols) + "] (swizzle " +
-                                 a.swizzle + ") for the same map; the host builds one map", loc)
+                                 "' declares another copy for the same map: " + what + "; the host builds one map", loc)
             .notes.push_back(it->second.c->name + " declares it at " + (q.box_declared ? q.box_loc : q.tensor_loc).str());
       }
     }
