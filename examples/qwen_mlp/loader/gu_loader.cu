@@ -29,6 +29,13 @@ PL_FACT_DECL(unsigned, stages);
 #ifndef GU_UNITS
 #define GU_UNITS 0
 #endif
+// -DGU_W_ONE_BOX=1 (contract_onebox.toml: a plain GEMM whose B slice is 2 tile_n adjacent rows of W):
+// one W copy of 2 tile_n rows per stage instead of two of tile_n, so tile_n need not keep the second
+// copy on a swizzle atom (tile_n = 100: a 200-row box; b_stride is not read).
+#ifndef GU_W_ONE_BOX
+#define GU_W_ONE_BOX 0
+#endif
+static_assert(!(GU_W_ONE_BOX && (GU_PDL_PREFETCH || GU_UNITS)), "GU_W_ONE_BOX: the plain tile loop");
 
 // What this code compiles in beyond the header's records, checked against the contracts.
 PL_PROVIDE_LINKED(gu_loader_main, stages);  // the ring's depth comes from the slots
@@ -47,6 +54,10 @@ PL_COMPONENT(gu_loader_main) {
 #endif
   const unsigned n_step = C::param::n_step::get(ctx), b_stride = C::param::b_stride::get(ctx);
   const unsigned b_block_bytes = tile_n * tile_k * 2u;
+#if GU_W_ONE_BOX
+  (void)b_block_bytes;
+  (void)b_stride;
+#endif
 
   C::Out_ab w(ctx);
 #if !GU_UNITS
@@ -96,7 +107,9 @@ PL_COMPONENT(gu_loader_main) {
       unsigned char* b = w.b<unsigned char>(ctx);
       pl::tma_load_2d(w.a<unsigned char>(ctx), x_map, w.full_bar(), k0, row_a);
       pl::tma_load_2d(b, w_map, w.full_bar(), k0, row_b);
+#if !GU_W_ONE_BOX
       pl::tma_load_2d(b + b_block_bytes, w_map, w.full_bar(), k0, row_b + static_cast<int>(b_stride));
+#endif
       w.advance();
     }
   }
