@@ -889,6 +889,7 @@ void check_tensormaps(LinkContext& ctx) {
         bad("moves " + std::to_string(b.rows * inner) + " bytes per copy, so the next copy would start inside a " + t->swizzle +
             " swizzle atom (8 rows, " + std::to_string(8 * span) + " bytes): swizzled copies start on an atom");
       if (!ok) continue;
+      ctx.tmap_copies[{c.name, p.name}] = share_rows / b.rows;  // (b.rows tiles share_rows: checked above)
       auto [it, fresh] = first.emplace(p.name, First{&c, &p});
       if (fresh) { ctx.tmap_boxes[p.name] = b; continue; }
       const TensorMapBox& a = ctx.tmap_boxes[p.name];

@@ -341,6 +341,14 @@ void check_records(LinkContext& ctx, const Contract& c, const std::string& objec
 
   for (const FactUse& u : c.uses)
     want[{"use", u.name}] = {"[use] " + u.name, u.loc, ctx.fact_value(u.name), false, ""};
+  // The copies per stage the contract's tensor and box imply (check_tensormaps), where it names one.
+  for (const ParamDecl& p : c.params)
+    if (auto n = ctx.tmap_copies.find({c.name, p.name}); n != ctx.tmap_copies.end()) {
+      const TensorMapBox& b = ctx.tmap_boxes.at(p.name);
+      want[{"copies", p.name}] = {"param '" + p.name + "' copies per stage (its share of tensor \"" + p.tensor_port + "." + p.tensor_name +
+                                      "\" in boxes of " + std::to_string(b.rows) + " rows)",
+                                  p.box_declared ? p.box_loc : p.tensor_loc, n->second, false, ""};
+    }
   if (c.tiles.has_partials)
     want[{"partial_bytes", ""}] = {"[tiles] partial_bytes", c.tiles.partial_loc, c.tiles.partial_bytes.value, true,
                                    "PL_PARTIAL_BYTES(" + e + ", " + std::to_string(c.tiles.partial_bytes.value) + ")"};

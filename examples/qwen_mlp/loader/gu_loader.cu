@@ -4,12 +4,14 @@
 // one A slice X[t.m * tile_m + (0..tile_m), k0 + (0..tile_k)] and two B blocks of tile_n rows of
 // W each: rows t.n * n_step + (0..tile_n) and the same plus b_stride. For the fused gate/up
 // SwiGLU, n_step = tile_n and b_stride = I (gate rows, then the matching up rows); for a plain
-// GEMM over all of W, n_step = 2 tile_n and b_stride = tile_n (two adjacent blocks).
-// All three copies complete on the stage's full mbarrier; the byte count comes from the link.
+// GEMM over all of W, n_step = 2 tile_n and b_stride = tile_n (two adjacent blocks), or with
+// -DGU_W_ONE_BOX=1 one block of 2 tile_n rows from t.n * n_step (below).
+// All the copies complete on the stage's full mbarrier; the byte count comes from the link.
 //
 // Assumes: x_map / w_map are 2-D tensor maps over X [M, K] and W [rows, K] (bf16), boxes
-// {tile_k, tile_m} and {tile_k, tile_n}, 128-byte swizzle; K % tile_k == 0. Rows past M read
-// as zeros (TMA out-of-bounds fill). One thread issues everything.
+// {tile_k, tile_m} and {tile_k, tile_n} ({tile_k, 2 tile_n} with GU_W_ONE_BOX), 128-byte swizzle;
+// K % tile_k == 0 (the boxes come from the link: PL_COPIES below ties the copy count to them).
+// Rows past M read as zeros (TMA out-of-bounds fill). One thread issues everything.
 // gu_loader.contract.h: generated from contract.toml, contract_narrow.toml, contract_small.toml,
 // contract_small64.toml and contract_small64_pdl.toml (pipelink header; they differ only in the
 // stages they provide, which the code reads from the slots, and the last in pdl_wait): names, the ab port's expect_tx, and the records PL_WARPS, PL_REGISTERS, PL_ARRIVE.
@@ -39,6 +41,10 @@ static_assert(!(GU_W_ONE_BOX && (GU_PDL_PREFETCH || GU_UNITS)), "GU_W_ONE_BOX: t
 
 // What this code compiles in beyond the header's records, checked against the contracts.
 PL_PROVIDE_LINKED(gu_loader_main, stages);  // the ring's depth comes from the slots
+// The copies per stage: X's slice in one, W's in two blocks of tile_n rows (one of 2 tile_n rows with
+// GU_W_ONE_BOX), checked against the boxes the contract's tensors and boxes resolve to.
+PL_COPIES(gu_loader_main, x_map, 1);
+PL_COPIES(gu_loader_main, w_map, GU_W_ONE_BOX ? 1 : 2);
 
 PL_COMPONENT(gu_loader_main) {
   namespace C = pl_contract::gu_loader_main;

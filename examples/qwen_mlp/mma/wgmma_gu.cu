@@ -8,7 +8,7 @@
 // and a B slice [2 tile_n x 64] (rows [0, tile_n) = gate block, [tile_n, 2 tile_n) = up block),
 // both K-major with the 128-byte swizzle TMA writes. Per k16 step the warpgroup issues one
 // m64n{tile_n}k16 wgmma for the gate block and one for the up block, or with -DGU_PAIR=1 (the
-// 128 x 104 / 112 / 120 builds) one m64n{2 tile_n}k16 over both.
+// 128 x 100 / 104 / 112 / 120 builds) one m64n{2 tile_n}k16 over both.
 //
 // At the end of a tile it rounds both accumulators to bf16 and stores them into the "acc" stage,
 // row-major [tile_m x 2 tile_n]: gate in columns [0, tile_n), up in [tile_n, 2 tile_n). Whoever
@@ -87,7 +87,7 @@
 #ifndef GU_INFLIGHT
 #define GU_INFLIGHT 0
 #endif
-// -DGU_PAIR=1 (the tiles split by rows, tile_n 128, 120, 112 or 104): each k16 step issues one
+// -DGU_PAIR=1 (the tiles split by rows, tile_n 128, 120, 112, 104 or 100): each k16 step issues one
 // m64n{2 tile_n}k16 over the gate and up blocks together (they are adjacent rows of the B slice)
 // instead of two m64n{tile_n}k16, so the warpgroup reads its A slice once per step.
 #ifndef GU_PAIR
