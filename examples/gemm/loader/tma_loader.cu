@@ -19,6 +19,8 @@ PL_FACT_DECL(unsigned, tile_k);
 
 // What this code compiles in beyond the header's records, checked against contract.toml.
 PL_PROVIDE_LINKED(tma_loader_main, stages);  // the ring's depth comes from the slots
+PL_COPIES(tma_loader_main, a_map, 1);  // one box each per stage (checked against the contract's boxes)
+PL_COPIES(tma_loader_main, b_map, 1);
 
 PL_COMPONENT(tma_loader_main) {
   namespace C = pl_contract::tma_loader_main;

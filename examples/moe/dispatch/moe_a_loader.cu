@@ -13,6 +13,7 @@ PL_FACT_DECL(unsigned, tile_k);
 #define A_LOADER_ALIGN 128
 #endif
 PL_PROVIDE(moe_a_loader_main, expert_align, A_LOADER_ALIGN);  // its TMA boxes never straddle two experts' rows
+PL_COPIES(moe_a_loader_main, a_map, 1);  // the stage's X slice in one box
 
 PL_COMPONENT(moe_a_loader_main) {
   namespace C = pl_contract::moe_a_loader_main;

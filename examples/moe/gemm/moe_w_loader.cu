@@ -12,6 +12,7 @@ PL_FACT_DECL(unsigned, tile_k);
 
 // What this code compiles in beyond the header's records, checked against w_loader.toml.
 PL_PROVIDE_LINKED(moe_w_loader_main, stages);  // the ring's depth comes from the slots
+PL_COPIES(moe_w_loader_main, w_map, 2);  // the stage's W slice in two blocks of tile_n rows (checked against the box)
 
 PL_COMPONENT(moe_w_loader_main) {
   namespace C = pl_contract::moe_w_loader_main;
