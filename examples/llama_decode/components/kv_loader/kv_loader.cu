@@ -26,6 +26,8 @@ constexpr unsigned kKvTile = 64;  // the box rows the host must give the maps
 
 PL_PROVIDE(kv_loader_main, kv_tile, kv_loader::kKvTile);
 PL_PROVIDE_LINKED(kv_loader_main, kv_stages);  // the ring's depth comes from the slots
+PL_COPIES(kv_loader_main, k_map, 1);  // one K and one V box per stage (checked against the contract's boxes)
+PL_COPIES(kv_loader_main, v_map, 1);
 
 PL_COMPONENT(kv_loader_main) {
   namespace C = pl_contract::kv_loader_main;

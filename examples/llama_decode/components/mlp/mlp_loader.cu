@@ -24,6 +24,9 @@ PL_FACT_DECL(unsigned, dn_stages);
 
 PL_PROVIDE_LINKED(mlp_loader_main, gu_stages);
 PL_PROVIDE_LINKED(mlp_loader_main, dn_stages);
+PL_COPIES(mlp_loader_main, x_map, 1);    // per stage: X in one box, the gate/up W slice in two blocks of
+PL_COPIES(mlp_loader_main, wgu_map, 2);  // tile_n rows, the down W slice in one (checked against the boxes)
+PL_COPIES(mlp_loader_main, wd_map, 1);
 
 PL_COMPONENT(mlp_loader_main) {
   namespace C = pl_contract::mlp_loader_main;

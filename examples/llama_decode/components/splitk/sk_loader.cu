@@ -28,6 +28,8 @@ PL_FACT_DECL(unsigned, stages);
 // What this code reads from the link rather than compiling in, checked against the contracts.
 PL_PROVIDE_LINKED(sk_loader_main, stages);
 PL_PROVIDE_LINKED(sk_loader_main, k_chunk);
+PL_COPIES(sk_loader_main, x_map, 1);  // one X and one W box per stage (checked against the contract's boxes)
+PL_COPIES(sk_loader_main, w_map, 1);
 
 PL_COMPONENT(sk_loader_main) {
   namespace C = pl_contract::sk_loader_main;
