@@ -390,8 +390,9 @@ void bind_ports(LinkContext& ctx) {
     for (const PipeEnd& e : tx) {
       const PortDecl& pd = ctx.instances[e.instance].contract->ports[e.port];
       if (pd.writes.empty()) { shared_tx.push_back(e); continue; }
-      unsigned same = 0;  // instances of this component on the pipe split its tensors
-      for (const PipeEnd& o : tx) same += ctx.instances[o.instance].contract == ctx.instances[e.instance].contract;
+      unsigned same = 0;  // instances of this port on the pipe split its tensors (another port of the
+                          // component, joined by --connect, writes its own: connect keeps them apart)
+      for (const PipeEnd& o : tx) same += ctx.instances[o.instance].contract == ctx.instances[e.instance].contract && o.port == e.port;
       int64_t bytes = 0;
       for (const PipeTensor& t : p.tensors)
         for (const std::string& w : pd.writes) bytes += t.name == w ? t.bytes() : 0;

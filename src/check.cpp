@@ -889,7 +889,13 @@ void check_tensormaps(LinkContext& ctx) {
         bad("moves " + std::to_string(b.rows * inner) + " bytes per copy, so the next copy would start inside a " + t->swizzle +
             " swizzle atom (8 rows, " + std::to_string(8 * span) + " bytes): swizzled copies start on an atom");
       if (!ok) continue;
-      ctx.tmap_copies[{c.name, p.name}] = share_rows / b.rows;  // (b.rows tiles share_rows: checked above)
+      {
+        // Several arrive producers or consumers (the box declared): each copies from an equal share
+        // to all of the tensor; the link does not know which.
+        const bool split_unknown = copiers > 1 && !(out && pd.completion == Completion::Tx);
+        ctx.tmap_copies[{c.name, p.name}] = {p.tensor_port + "." + p.tensor_name, b.rows,
+                                             split_unknown ? (t->rows + copiers - 1) / copiers : share_rows, share_rows};
+      }
       auto [it, fresh] = first.emplace(p.name, First{&c, &p});
       if (fresh) { ctx.tmap_boxes[p.name] = b; continue; }
       const TensorMapBox& a = ctx.tmap_boxes[p.name];

@@ -303,6 +303,67 @@ std::string record_value(const std::string& kind, int64_t v) {
   return std::to_string(v);
 }
 
+// PL_COPIES records against the tensors the contract's tensormap params name (check_tensormaps):
+// per tensor, the rows the recorded copies move per stage (copies x the param's box rows, summed
+// over the params that name it: two maps may fill one tensor's halves) must be the component's
+// share of it, or lie between an equal share and the whole tensor where several arrive producers
+// or consumers split it in their code. A param with no record leaves its tensor's sum open: only
+// an excess is refused then. A record for a param that names no tensor cannot be checked.
+void check_copies(LinkContext& ctx, const Contract& c, const std::string& object, const std::map<std::string, const Record*>& copies) {
+  Diagnostics& d = ctx.diags;
+  for (const auto& [param, r] : copies) {
+    const ParamDecl* p = nullptr;
+    for (const ParamDecl& q : c.params)
+      if (q.name == param) p = &q;
+    if (!p || p->type != ParamType::TensorMap) {
+      d.error("records", "component '" + c.name + "': object '" + object + "' declares copies through '" + param +
+                             "', which contract " + c.path + " does not have as a tensormap param", c.loc);
+      continue;
+    }
+    if (!ctx.tmap_copies.count({c.name, param}))
+      d.error("records", "component '" + c.name + "': object '" + object + "' declares " + std::to_string(r->value) +
+                             " copies per stage through '" + param + "', but the contract names no tensor for it, so the count "
+                             "cannot be checked", p->loc)
+          .notes.push_back("name the tensor the copies land in: [[param]] tensor = \"<port>.<tensor>\" (and box, if a copy is part of "
+                           "it); a map whose copies fill several tensors names none and declares no PL_COPIES");
+  }
+  // Per named tensor, in the order of the contract's params.
+  std::vector<std::string> tensors;
+  for (const ParamDecl& p : c.params)
+    if (auto n = ctx.tmap_copies.find({c.name, p.name}); n != ctx.tmap_copies.end() &&
+                                                         std::find(tensors.begin(), tensors.end(), n->second.tensor) == tensors.end())
+      tensors.push_back(n->second.tensor);
+  for (const std::string& tensor : tensors) {
+    int64_t rows = 0, lo = 0, hi = 0;
+    bool all = true, any = false;
+    std::string parts;
+    const ParamDecl* first = nullptr;
+    for (const ParamDecl& p : c.params) {
+      auto n = ctx.tmap_copies.find({c.name, p.name});
+      if (n == ctx.tmap_copies.end() || n->second.tensor != tensor) continue;
+      lo = n->second.lo_rows, hi = n->second.hi_rows;
+      auto r = copies.find(p.name);
+      if (r == copies.end()) { all = false; continue; }
+      any = true;
+      if (!first) first = &p;
+      rows += r->second->value * n->second.box_rows;
+      parts += std::string(parts.empty() ? "" : ", ") + "'" + p.name + "' " + std::to_string(r->second->value) + " x " +
+               std::to_string(n->second.box_rows) + " rows";
+    }
+    if (!any) continue;
+    const std::string share = lo == hi ? std::to_string(hi) + " rows" : "between " + std::to_string(lo) + " and " + std::to_string(hi) +
+                                                                              " rows (its instances split it in their code)";
+    if (rows > hi || (all && rows < lo)) {
+      Diagnostic& x = d.error("records", "component '" + c.name + "': the copies object '" + object + "' records per stage (" + parts +
+                                             ") move " + std::to_string(rows) + " rows of tensor \"" + printable(tensor) +
+                                             "\", but the component's share of it is " + share,
+                              first->box_declared ? first->box_loc : first->tensor_loc);
+      x.notes.push_back("the code copies another slice than the contract's tensor and box describe: rebuild the object, or correct "
+                        "the box (a map whose copies also fill another tensor names one tensor only: declare no PL_COPIES for it)");
+    }
+  }
+}
+
 void check_records(LinkContext& ctx, const Contract& c, const std::string& object, const std::vector<Record>& all) {
   std::map<std::pair<std::string, std::string>, Expected> want;  // (kind, key)
   const std::string& e = c.entry;
@@ -341,21 +402,20 @@ void check_records(LinkContext& ctx, const Contract& c, const std::string& objec
 
   for (const FactUse& u : c.uses)
     want[{"use", u.name}] = {"[use] " + u.name, u.loc, ctx.fact_value(u.name), false, ""};
-  // The copies per stage the contract's tensor and box imply (check_tensormaps), where it names one.
-  for (const ParamDecl& p : c.params)
-    if (auto n = ctx.tmap_copies.find({c.name, p.name}); n != ctx.tmap_copies.end()) {
-      const TensorMapBox& b = ctx.tmap_boxes.at(p.name);
-      want[{"copies", p.name}] = {"param '" + p.name + "' copies per stage (its share of tensor \"" + p.tensor_port + "." + p.tensor_name +
-                                      "\" in boxes of " + std::to_string(b.rows) + " rows)",
-                                  p.box_declared ? p.box_loc : p.tensor_loc, n->second, false, ""};
-    }
   if (c.tiles.has_partials)
     want[{"partial_bytes", ""}] = {"[tiles] partial_bytes", c.tiles.partial_loc, c.tiles.partial_bytes.value, true,
                                    "PL_PARTIAL_BYTES(" + e + ", " + std::to_string(c.tiles.partial_bytes.value) + ")"};
 
   std::map<std::pair<std::string, std::string>, const Record*> seen;
+  std::map<std::string, const Record*> copies;  // PL_COPIES records by param, checked per tensor below
   for (const Record& r : all) {
     if (r.scope != e) continue;
+    if (r.kind == "copies") {
+      if (auto [it, fresh] = copies.emplace(r.key, &r); !fresh && it->second->value != r.value)
+        ctx.diags.error("records", "component '" + c.name + "': object '" + object + "' declares copies '" + r.key + "' twice, as " +
+                                       std::to_string(it->second->value) + " and " + std::to_string(r.value), c.loc);
+      continue;
+    }
     // A provided fact the code reads at link time: any value the contract states is right.
     std::pair<std::string, std::string> k{r.kind == "provide_linked" ? "provide" : r.kind, r.key};
     if (r.kind == "provide_linked") {
@@ -412,6 +472,7 @@ void check_records(LinkContext& ctx, const Contract& c, const std::string& objec
       d.notes.push_back("the object was compiled for " + got + ": rebuild it, or correct the contract");
     }
   }
+  check_copies(ctx, c, object, copies);
   std::vector<const Expected*> missing;
   for (const auto& [k, x] : want)
     if (x.required && !seen.count(k)) missing.push_back(&x);

@@ -215,9 +215,15 @@ struct LinkContext {
   // check_link (check_tensormaps): what one TMA copy of a tensormap param moves, where a contract
   // names the tensor ([[param]] tensor / box), by param name: the manifest's `box` words.
   std::map<std::string, TensorMapBox> tmap_boxes;
-  // and, by (contract name, param name), the copies per stage that box implies: the component's
-  // share of the tensor's rows / the box's rows (conform checks a PL_COPIES record against it).
-  std::map<std::pair<std::string, std::string>, int64_t> tmap_copies;
+  // and, by (contract name, param name), what conform checks a PL_COPIES record against: the tensor
+  // the param names, its box's rows, and the rows one instance's copies into that tensor must add up
+  // to per stage (lo == hi: a tx producer's share; otherwise several arrive producers or consumers
+  // whose split is their code's, from an equal share up to the whole tensor).
+  struct TensorMapCopies {
+    std::string tensor;  // "<port>.<tensor>"
+    int64_t box_rows = 0, lo_rows = 0, hi_rows = 0;
+  };
+  std::map<std::pair<std::string, std::string>, TensorMapCopies> tmap_copies;
 
   // conform: one line per component, what was read from its object (appended to the map); the
   // probe link's kernel of each component (its PTX is result.probe_ptx)
