@@ -351,8 +351,8 @@ void bind_ports(LinkContext& ctx) {
     auto number = [&](const std::vector<PipeEnd>& ends, size_t k, PortBinding& b) {
       const Contract* c = ctx.instances[ends[k].instance].contract;
       unsigned part = 0, parts = 0;
-      for (size_t j = 0; j < ends.size(); ++j)
-        if (ctx.instances[ends[j].instance].contract == c) { part += j < k; ++parts; }
+      for (size_t j = 0; j < ends.size(); ++j)  // the instances of this port (another port of the component has its own)
+        if (ctx.instances[ends[j].instance].contract == c && ends[j].port == ends[k].port) { part += j < k; ++parts; }
       b.part = part;
       b.parts = parts;
     };

@@ -562,18 +562,34 @@ void check_cluster(LinkContext& ctx) {
           .notes.push_back(ctx.cluster_owner->name + " declares the cluster at " + ctx.cluster->loc.str());
       continue;
     }
-    for (const std::string& m : ref->multicast_tensors)
+    // The tensors multicast on this pipe: every multicasting producer's, in producer order (two
+    // producers may each multicast their own tensor; the first one's alone left the second's
+    // unshared in the boxes, the copies check and the map).
+    std::vector<std::string> mtensors;
+    std::vector<std::pair<const Contract*, const PortDecl*>> mowner;  // who multicasts each
+    for (const PipeEnd& e : pipe.producers) {
+      const Contract& c = *ctx.instances[e.instance].contract;
+      const PortDecl& p = c.ports[e.port];
+      if (p.multicast > 1)
+        for (const std::string& m : p.multicast_tensors)
+          if (std::find(mtensors.begin(), mtensors.end(), m) == mtensors.end()) mtensors.push_back(m), mowner.push_back({&c, &p});
+    }
+    for (size_t i = 0; i < mtensors.size(); ++i) {
+      const std::string& m = mtensors[i];
+      const std::string owner = "pipe '" + pipe.name + "': '" + mowner[i].first->name + "' multicasts each stage across " +
+                                std::to_string(ref->multicast) + " blocks";
       for (const PipeTensor& t : pipe.tensors)
         if (t.name == m && t.rows % ref->multicast != 0)
-          d.error("cluster", who + ": tensor '" + m + "' has " + std::to_string(t.rows) + " rows, which " +
+          d.error("cluster", owner + ": tensor '" + m + "' has " + std::to_string(t.rows) + " rows, which " +
                                  std::to_string(ref->multicast) + " blocks cannot share evenly (each copies rows / " +
-                                 std::to_string(ref->multicast) + ")", ref->multicast_loc);
+                                 std::to_string(ref->multicast) + ")", mowner[i].second->multicast_loc);
         else if (t.name == m && (t.bytes() / ref->multicast) % 128 != 0)
           // Each block's slice starts at offset + part * bytes / N: a tensor copy's shared-memory
           // destination must be 128-byte aligned (PTX ISA, cp.async.bulk.tensor).
-          d.error("cluster", who + ": tensor '" + m + "' is " + std::to_string(t.bytes()) + " bytes, so each block's slice of " +
+          d.error("cluster", owner + ": tensor '" + m + "' is " + std::to_string(t.bytes()) + " bytes, so each block's slice of " +
                                  std::to_string(t.bytes() / ref->multicast) + " bytes is not a multiple of 128 and the next block's "
-                                 "copy would start unaligned", ref->multicast_loc);
+                                 "copy would start unaligned", mowner[i].second->multicast_loc);
+    }
     for (size_t k = 0; k < pipe.tensors.size() && k < pipe.consumer_view.size(); ++k)
       if (pipe.tensors[k].layout != pipe.consumer_view[k].layout || pipe.tensors[k].swizzle != pipe.consumer_view[k].swizzle) {
         d.error("cluster", who + ", and its consumers read tensor '" + pipe.tensors[k].name +
@@ -581,7 +597,7 @@ void check_cluster(LinkContext& ctx) {
         break;
       }
     pipe.multicast = ref->multicast;
-    pipe.multicast_tensors = ref->multicast_tensors;
+    pipe.multicast_tensors = mtensors;
     pipe.multicast_mask = static_cast<int64_t>((1ull << ref->multicast) - 1);
   }
   cluster_axis(ctx);
@@ -892,9 +908,15 @@ void check_tensormaps(LinkContext& ctx) {
       {
         // Several arrive producers or consumers (the box declared): each copies from an equal share
         // to all of the tensor; the link does not know which.
-        const bool split_unknown = copiers > 1 && !(out && pd.completion == Completion::Tx);
+        // Every consumer end of the pipe, or every arrive producer that writes the tensor, may take a part.
+        int64_t ends = 0;
+        for (const PipeEnd& e : out ? pipe->producers : pipe->consumers) {
+          const PortDecl& q = ctx.instances[e.instance].contract->ports[e.port];
+          ends += !out || q.writes.empty() || std::find(q.writes.begin(), q.writes.end(), p.tensor_name) != q.writes.end();
+        }
+        const bool split_unknown = ends > 1 && !(out && pd.completion == Completion::Tx);
         ctx.tmap_copies[{c.name, p.name}] = {p.tensor_port + "." + p.tensor_name, b.rows,
-                                             split_unknown ? (t->rows + copiers - 1) / copiers : share_rows, share_rows};
+                                             split_unknown ? (t->rows + ends - 1) / ends : share_rows, share_rows};
       }
       auto [it, fresh] = first.emplace(p.name, First{&c, &p});
       if (fresh) { ctx.tmap_boxes[p.name] = b; continue; }

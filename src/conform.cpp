@@ -312,6 +312,11 @@ std::string record_value(const std::string& kind, int64_t v) {
 void check_copies(LinkContext& ctx, const Contract& c, const std::string& object, const std::map<std::string, const Record*>& copies) {
   Diagnostics& d = ctx.diags;
   for (const auto& [param, r] : copies) {
+    if (r->value < 0 || r->value > 65536) {
+      d.error("records", "component '" + c.name + "': object '" + object + "' declares " + std::to_string(r->value) +
+                             " copies per stage through '" + param + "'; PL_COPIES takes a count from 0 to 65536", c.loc);
+      continue;
+    }
     const ParamDecl* p = nullptr;
     for (const ParamDecl& q : c.params)
       if (q.name == param) p = &q;
@@ -343,7 +348,7 @@ void check_copies(LinkContext& ctx, const Contract& c, const std::string& object
       if (n == ctx.tmap_copies.end() || n->second.tensor != tensor) continue;
       lo = n->second.lo_rows, hi = n->second.hi_rows;
       auto r = copies.find(p.name);
-      if (r == copies.end()) { all = false; continue; }
+      if (r == copies.end() || r->second->value < 0 || r->second->value > 65536) { all = false; continue; }
       any = true;
       if (!first) first = &p;
       rows += r->second->value * n->second.box_rows;
