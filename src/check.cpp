@@ -906,9 +906,10 @@ void check_tensormaps(LinkContext& ctx) {
             " swizzle atom (8 rows, " + std::to_string(8 * span) + " bytes): swizzled copies start on an atom");
       if (!ok) continue;
       {
-        // Several arrive producers or consumers (the box declared): each copies from an equal share
-        // to all of the tensor; the link does not know which.
-        // Every consumer end of the pipe, or every arrive producer that writes the tensor, may take a part.
+        // What the copies into the tensor must add up to (conform's PL_COPIES check): a tx producer's
+        // share; where several consumer ends of the pipe, or several arrive producers writing the
+        // tensor, may each take a part, anything from an equal part to all of it (the link does not
+        // know their split).
         int64_t ends = 0;
         for (const PipeEnd& e : out ? pipe->producers : pipe->consumers) {
           const PortDecl& q = ctx.instances[e.instance].contract->ports[e.port];

@@ -357,7 +357,7 @@ void check_copies(LinkContext& ctx, const Contract& c, const std::string& object
     }
     if (!any) continue;
     const std::string share = lo == hi ? std::to_string(hi) + " rows" : "between " + std::to_string(lo) + " and " + std::to_string(hi) +
-                                                                              " rows (its instances split it in their code)";
+                                                                              " rows (the ends that copy it split it in their code)";
     if (rows > hi || (all && rows < lo)) {
       Diagnostic& x = d.error("records", "component '" + c.name + "': the copies object '" + object + "' records per stage (" + parts +
                                              ") move " + std::to_string(rows) + " rows of tensor \"" + printable(tensor) +

@@ -458,8 +458,7 @@ struct PipeReader {
 //   PL_ROWS(swiglu_epilogue_main, out, tile, 64);  // rows of a port tensor (optional; PL_COLS too)
 //   PL_PER_TILE(swiglu_epilogue_main, out, 2);     // stages per tile (optional)
 //   PL_COPIES(gu_loader_main, w_map, 2);           // TMA copies per stage through a tensormap param
-//                                                  // whose contract names its tensor (optional):
-//                                                  // the tensor's rows / the box's rows
+//                                                  // into the tensor its contract names (optional)
 //
 // Each declaration is a record (pl::Record) kept in the object (__attribute__((used))), whatever
 // the object's kind: NVRTC LTO-IR, an nvcc -dc host object, PTX. `pipelink link` reads the records
@@ -545,10 +544,11 @@ static __device__ __attribute__((used)) const ::pl::BuildRecord pl_record_build(
 // The bytes one instance writes through pl::partials (a component that declares [tiles]
 // partial_bytes must declare this, from the constants its code uses).
 #define PL_PARTIAL_BYTES(entry, bytes) PL_RECORD_(pl_record_partial_bytes_##entry, "partial_bytes", entry, "", bytes)
-// The copies one instance issues per stage through a tensormap param (each moves the box the link
-// resolved from the contract's tensor and box): checked against the component's share of the
-// tensor's rows divided by the box's rows, so code that copies the slice in two halves cannot
-// link under a contract whose box is the whole slice, or the other way round.
+// The copies one instance issues per stage through a tensormap param into the tensor its contract
+// names (each moves the box the link resolved from the contract's tensor and box). Per tensor, the
+// rows the records move (count x box rows, summed over the params naming it) must be the
+// component's share of it, so code that copies a slice in two halves cannot link under a contract
+// whose box is the whole slice, or the other way round (docs/components.md, the records table).
 #define PL_COPIES(entry, param, count) PL_RECORD_(pl_record_copies_##entry##_##param, "copies", entry, #param, count)
 
 // Facts are link-wide: one symbol per fact, defined (with external linkage) by the generated unit.
