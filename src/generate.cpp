@@ -123,6 +123,17 @@ std::string extent_expr(const ParamSlot* p) {
   return p && p->type == ParamType::Ptr ? "*(const unsigned*)" + word : "(unsigned)" + word;
 }
 
+// The tile's rows and columns inside the extent, pl::Tile::rows / cols: tile_m / tile_n but at the
+// extent's edges, 0 for a tile wholly past it (a cluster's padding tile). em / en name the extents.
+void emit_tile_edges(std::ostringstream& o, const TilesDecl& td, const std::string& t, const std::string& em, const std::string& en) {
+  o << "  { const unsigned long long r0 = (unsigned long long)" << t << "->m * " << td.tile_m.value << "ull, c0 = (unsigned long long)" << t
+    << "->n * " << td.tile_n.value << "ull;\n"
+    << "    " << t << "->rows = r0 >= " << em << " ? 0u : " << em << " - r0 < " << td.tile_m.value << "ull ? (unsigned)(" << em
+    << " - r0) : " << td.tile_m.value << "u;\n"
+    << "    " << t << "->cols = c0 >= " << en << " ? 0u : " << en << " - c0 < " << td.tile_n.value << "ull ? (unsigned)(" << en
+    << " - c0) : " << td.tile_n.value << "u; }\n";
+}
+
 // Before a scheduler reads an extent from device memory: under --pdl, when a component may walk
 // tiles before the entry's wait (pdl_wait = "own"), the dependency wait (and a warning for that
 // component); in a PL_CHECKED build, a trap on a null or misaligned extent pointer.
@@ -179,11 +190,12 @@ void emit_stream_k(LinkContext& ctx, std::ostringstream& o) {
   o << "// " << (ctx.split_k ? "split-k" : "stream-k") << " over " << td.order << " ceil(" << td.extent_m << " / " << td.tile_m.value << ") x ceil(" << td.extent_n << " / "
     << td.tile_n.value << ") tiles of ceil(" << ctx.k_extent << " / " << ctx.k_tile << ") k slices\n"
     << "// (k slices count in 64 bits: sk x kt may pass 2^32)\n"
-    << "struct pl_sk_plan { unsigned tiles_m, tiles_n, tiles, kt, sk, w, first, pieces; unsigned long long S, s0, s1; };\n"
+    << "struct pl_sk_plan { unsigned em, en, tiles_m, tiles_n, tiles, kt, sk, w, first, pieces; unsigned long long S, s0, s1; };\n"
     << "static __device__ __forceinline__ void pl_sk_make(const pl::Args* args, pl_sk_plan& p) {\n";
   emit_extent_guards(ctx, o, pm, pn);
-  o << "  p.tiles_m = (" << extent_expr(pm) << " + " << td.tile_m.value - 1 << "u) / " << td.tile_m.value << "u;\n"
-    << "  p.tiles_n = (" << extent_expr(pn) << " + " << td.tile_n.value - 1 << "u) / " << td.tile_n.value << "u;\n"
+  o << "  p.em = " << extent_expr(pm) << ";\n  p.en = " << extent_expr(pn) << ";\n"
+    << "  p.tiles_m = (p.em + " << td.tile_m.value - 1 << "u) / " << td.tile_m.value << "u;\n"
+    << "  p.tiles_n = (p.en + " << td.tile_n.value - 1 << "u) / " << td.tile_n.value << "u;\n"
     << "  p.kt = " << k_slices(ctx) << ";\n"
     << "  const unsigned tiles = p.tiles_m * p.tiles_n, g = gridDim.x, full = tiles / g, rem = tiles % g;\n"
     << "  p.tiles = tiles;\n";
@@ -227,6 +239,7 @@ void emit_stream_k(LinkContext& ctx, std::ostringstream& o) {
       << "  const unsigned first = band * " << td.group << "u, rows = p.tiles_m - first < " << td.group << "u ? p.tiles_m - first : "
       << td.group << "u;\n"
       << "  t->m = first + r % rows;\n  t->n = r / rows;\n";
+  emit_tile_edges(o, td, "t", "p.em", "p.en");
   o << "}\n"
     << "// the block holding stream-k slice s\n"
     << "static __device__ __forceinline__ unsigned pl_sk_owner(unsigned long long s, const pl_sk_plan& p) {\n"
@@ -418,8 +431,9 @@ void generate(LinkContext& ctx) {
     // under --pdl read only after the dependency wait (a component may call pl_tile_at before its
     // own wait: pdl_wait = "own"), which returns at once once this thread has waited.
     emit_extent_guards(ctx, o, pm, pn);
-    o << "  const unsigned tiles_m = (" << extent_expr(pm) << " + " << td.tile_m.value - 1 << "u) / " << td.tile_m.value << "u;\n"
-      << "  const unsigned tiles_n = (" << extent_expr(pn) << " + " << td.tile_n.value - 1 << "u) / " << td.tile_n.value << "u;\n";
+    o << "  const unsigned em = " << extent_expr(pm) << ", en = " << extent_expr(pn) << ";\n"
+      << "  const unsigned tiles_m = (em + " << td.tile_m.value - 1 << "u) / " << td.tile_m.value << "u;\n"
+      << "  const unsigned tiles_n = (en + " << td.tile_n.value - 1 << "u) / " << td.tile_n.value << "u;\n";
     const int64_t cl = ctx.cluster_size();
     // The ranks of a cluster walk along ctx.cluster_axis (check_cluster): the order's fast
     // dimension unless a multicast tensor's tile_coords ask for the other one.
@@ -499,10 +513,11 @@ void generate(LinkContext& ctx) {
       else
         o << "  t->m = linear % tiles_m;\n  t->n = linear / tiles_m;\n";
     }
+    emit_tile_edges(o, td, "t", "em", "en");
     o << "  return true;\n";
   } else {
-    o << "  // no component declares [tiles]: one tile per block\n"
-      << "  (void)args;\n  t->m = blockIdx.x; t->n = 0; t->linear = blockIdx.x;\n  return i == 0;\n";
+    o << "  // no component declares [tiles]: one tile per block, no extent (rows and cols unbounded)\n"
+      << "  (void)args;\n  t->m = blockIdx.x; t->n = 0; t->linear = blockIdx.x;\n  t->rows = t->cols = ~0u;\n  return i == 0;\n";
   }
   o << "}\n\n";
   if (ctx.k_walk) emit_units_data_parallel(ctx, o);

@@ -58,6 +58,14 @@ add --probe gemm-small16-swap gemm_small16_swap
 # the session's end and not measured there.
 add --probe gemm-n100 gemm_n100
 add --probe fused-small16-swap fused_small16_swap
+# Session 22: the 128 x 104 kernels with -DGU_IDLE=1 (a warpgroup whose rows all lie past M issues
+# no wgmma: M = 960's last row of tiles).
+add --probe gemm-medium-idle gemm_medium_idle
+add --probe fused-medium-swf-idle fused_medium_swf_idle
+# Session 22: the plain GEMM with the tokens as the wgmma N (tiles of 144 / 160 / 176 tokens).
+add --probe gemm-tok144 gemm_tok144
+add --probe gemm-tok160 gemm_tok160
+add --probe gemm-tok176 gemm_tok176
 if [ ${#args[@]} -eq 0 ]; then
   echo "run.sh: FAIL: no PipeLink kernel found under $K; nothing would run"
   exit 2

@@ -68,7 +68,12 @@ struct alignas(128) Args {  // 128: the host's CUtensorMap alignment, so both si
   unsigned long long word[kArgWords];
 };
 
-struct Tile { unsigned m, n, linear; };
+// A tile of the sequence: its coordinates (m, n in tiles), its index in the order, and its rows and
+// columns inside the [tiles] extent: tile_m and tile_n but at the extent's far edges (M = 960 in
+// 128-row tiles: the last row of tiles has rows = 64), 0 for a tile wholly past it (a cluster's
+// padding tile), ~0u when the link declares no [tiles]. A component may skip work on rows or
+// columns past them (the TMA store clips them); it must still take part in every pipe as usual.
+struct Tile { unsigned m, n, linear, rows, cols; };
 
 // Storage types of the contract's tensor dtypes (the element types of a generated contract
 // header's tensors): 16- and 8-bit floats as their bits, so no host header (cuda_bf16.h) is needed.

@@ -81,13 +81,17 @@ __device__ const pl::Slots pl_slots_3 = {
 // ---- the tile sequence (one scheduler for every component) ----
 extern "C" __device__ bool pl_tile_at(const pl::Args* args, unsigned i, pl::Tile* t) {
   // row_major over ceil(M / 128) x ceil(N / 128) tiles; block b takes tiles b, b + gridDim.x, ...
-  const unsigned tiles_m = ((unsigned)args->word[2] + 127u) / 128u;
-  const unsigned tiles_n = ((unsigned)args->word[3] + 127u) / 128u;
+  const unsigned em = (unsigned)args->word[2], en = (unsigned)args->word[3];
+  const unsigned tiles_m = (em + 127u) / 128u;
+  const unsigned tiles_n = (en + 127u) / 128u;
   const unsigned linear = blockIdx.x + i * gridDim.x;
   if (linear >= tiles_m * tiles_n) return false;
   t->linear = linear;
   t->m = linear / tiles_n;
   t->n = linear % tiles_n;
+  { const unsigned long long r0 = (unsigned long long)t->m * 128ull, c0 = (unsigned long long)t->n * 128ull;
+    t->rows = r0 >= em ? 0u : em - r0 < 128ull ? (unsigned)(em - r0) : 128u;
+    t->cols = c0 >= en ? 0u : en - c0 < 128ull ? (unsigned)(en - c0) : 128u; }
   return true;
 }
 

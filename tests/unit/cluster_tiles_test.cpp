@@ -76,7 +76,7 @@ TEST(ClusterTiles, MulticastGroupsShareTheCoordinateTheirTensorFollows) {
   std::filesystem::create_directories(dir);
   std::ostringstream h;
   h << "#include <cstdio>\n#include <map>\n#include <utility>\n#include <vector>\n"
-       "namespace pl { struct Args { unsigned long long word[64]; }; struct Tile { unsigned m, n, linear; }; }\n"
+       "namespace pl { struct Args { unsigned long long word[64]; }; struct Tile { unsigned m, n, linear, rows, cols; }; }\n"
        "struct Dim { unsigned x; };\nstatic Dim blockIdx, gridDim;\n"
        "typedef bool (*TileAt)(const pl::Args*, unsigned, pl::Tile*);\n";
   for (size_t k = 0; k < configs.size(); ++k) {
@@ -110,6 +110,12 @@ int main() {
             pl::Tile t;
             for (unsigned i = 0; c.f(&args, i, &t) && i < 1000; ++i) {
               walk[b].push_back(t);
+              // rows / cols: the tile's part of the extent, 0 for a padding tile past it
+              const unsigned M = static_cast<unsigned>(args.word[0]), N = static_cast<unsigned>(args.word[1]);
+              const unsigned rows = t.m * 128u >= M ? 0u : M - t.m * 128u < 128u ? M - t.m * 128u : 128u;
+              const unsigned cols = t.n * 128u >= N ? 0u : N - t.n * 128u < 128u ? N - t.n * 128u : 128u;
+              if ((t.rows != rows || t.cols != cols) && ++bad <= 20)
+                std::printf("%s: tile (%u, %u) has rows / cols %u / %u, not %u / %u\n", c.what, t.m, t.n, t.rows, t.cols, rows, cols);
               if (t.m < tm && t.n < tn) ++seen[{t.m, t.n}];
             }
           }

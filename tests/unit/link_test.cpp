@@ -415,8 +415,9 @@ TEST(Tiles, ExtentFromDeviceMemory) {
   pipelink::LinkResult r = link(false);
   const std::string& g = r.generated_source;
   const std::string seq = g.substr(g.find("pl_tile_at(const pl::Args* args"));
-  EXPECT_NE(seq.find("const unsigned tiles_m = (*(const unsigned*)args->word["), std::string::npos) << seq.substr(0, 800);
-  EXPECT_NE(seq.find("const unsigned tiles_n = ((unsigned)args->word["), std::string::npos) << seq.substr(0, 800);
+  EXPECT_NE(seq.find("const unsigned em = *(const unsigned*)args->word["), std::string::npos) << seq.substr(0, 800);
+  EXPECT_NE(seq.find(", en = (unsigned)args->word["), std::string::npos) << seq.substr(0, 800);
+  EXPECT_NE(seq.find("const unsigned tiles_m = (em + "), std::string::npos) << seq.substr(0, 800);
   EXPECT_EQ(seq.substr(0, seq.find("\n}\n")).find("griddepcontrol"), std::string::npos);
   EXPECT_NE(r.map.find("extent M read from device memory"), std::string::npos) << r.map;
   const std::string pseq = link(true).generated_source;

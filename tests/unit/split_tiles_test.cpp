@@ -81,7 +81,7 @@ TEST(SplitTiles, EveryKSliceOnceEveryTileEmittedOncePeersExact) {
   std::filesystem::create_directories(dir);
   std::ostringstream h;
   h << "#include <cstdio>\n#include <map>\n#include <set>\n#include <utility>\n#include <vector>\n"
-       "namespace pl { struct Args { unsigned long long word[64]; }; struct Tile { unsigned m, n, linear; };\n"
+       "namespace pl { struct Args { unsigned long long word[64]; }; struct Tile { unsigned m, n, linear, rows, cols; };\n"
        "struct Unit { Tile tile; unsigned k_begin, k_end, peer_begin, peer_end; bool emit; }; }\n"
        "struct Dim { unsigned x; };\nstatic Dim blockIdx, gridDim;\n"
        "typedef bool (*UnitAt)(const pl::Args*, unsigned, pl::Unit*);\n"
@@ -126,6 +126,8 @@ int main() {
               for (unsigned i = 0; c.unit(&args, i, &u) && i < 10000; ++i) {
                 const unsigned lin = u.tile.linear;
                 if (lin >= tiles || u.tile.m >= tm || u.tile.n >= tn) { fail("a unit outside the extent", b, i); continue; }
+                // rows / cols: the tile's part of the extent (M = tm * 128 - 3: the last row of tiles has 125)
+                if (u.tile.rows != (u.tile.m + 1u < tm ? 128u : 125u) || u.tile.cols != 128u) fail("a unit's rows / cols are not its part of the extent", b, i);
                 if (u.k_begin > u.k_end || u.k_end > kt || (kt > 0 && u.k_begin == u.k_end)) fail("an empty or bad k range", b, i);
                 for (unsigned s = u.k_begin; s < u.k_end; ++s) ++slices[{lin, s}];
                 if (u.emit) {
@@ -143,6 +145,7 @@ int main() {
               unsigned n = 0;
               for (; c.tile(&args, n, &t) && n < 10000; ++n)
                 if (n >= emitted.size() || t.linear != emitted[n]) { fail("pl_tile_at differs from the emitting units", b, n); break; }
+                else if (t.rows != (t.m + 1u < tm ? 128u : 125u) || t.cols != 128u) fail("pl_tile_at's rows / cols are not the tile's part of the extent", b, n);
               if (n < emitted.size()) fail("pl_tile_at ends before the emitting units", b, n);
             }
             if (emitter.size() != tiles) fail("a tile is never emitted", 0, 0);

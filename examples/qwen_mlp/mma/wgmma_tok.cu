@@ -1,0 +1,120 @@
+// wgmma_tok — gemm-team. The plain gate/up GEMM's main loop with the tokens as the wgmma N.
+//
+// Consumer of the "ab" pipe, producer of the "acc" pipe; two instances, one warpgroup each. A tile
+// is tile_m tokens (rows of X) x 2 tile_n columns of the output (tile_n = 64: two 64-row blocks of
+// W, the stage's B slice rows [0, 64) and [64, 128)). Instance i multiplies block i of W (the
+// wgmma's M, 64 rows) by the tile's tokens (its N, tile_m of them): per k16 step one
+// m64n{tile_m}k16 with both operands K-major in the 128-byte swizzle TMA writes. wgmma_gu puts X's
+// rows on the M side, so its tiles are 64 or 128 tokens tall and the last row of tiles is padding
+// wherever M is not a multiple of them (M = 960: 7.5 tiles of 128); here the token tile is any
+// multiple of 16 up to 256 (M = 960 = 6 x 160, 320 = 2 x 160, 576 = 4 x 144).
+//
+// At the end of a tile the accumulator (row = W row of the block, column = token) is rounded to
+// bf16 and stored transposed (stmatrix .trans) into the "acc" stage: panel i [tile_m x 64] holds
+// block i, token-major, in the 128-byte swizzle (chunk c of row r at r * 128 + (c ^ r % 8) * 16, so
+// the eight token rows one 8 x 8 store writes land in eight different bank groups). A TMA store
+// of two 64-column panels (tma_store -DTMA_STORE_PANELS=2) writes block i to output columns
+// t.n * 128 + 64 i: the plain GEMM over W's rows in order (the loader's n_step = 128, b_stride = 64).
+//
+// Compile-time constants (wgmma shapes and register arrays need immediates): -DTOK_TILE_M (the
+// tokens, 144, 160 or 176: gen_wgmma.py's list); tile_n = 64, tile_k = 64. The records below
+// declare them, so an object links only under a contract providing the same values.
+#include "wgmma_tok.contract.h"
+
+#include "wgmma_ops.cuh"
+
+#ifndef TOK_TILE_M
+#define TOK_TILE_M 160
+#endif
+
+namespace wgmma_tok {
+constexpr unsigned kTileM = TOK_TILE_M, kTileN = 64, kTileK = 64;
+constexpr unsigned kAcc = kTileM / 2;  // f32 accumulator registers per thread: m64 x n{tile_m}
+static_assert(kTileM % 16 == 0 && kTileM <= 256, "tokens: a multiple of 16 (two n8 blocks per 8 x 8 x4 store), at most 256");
+static_assert(kTileK * 2 == 128, "K slices are 128 bytes: one 128-byte swizzle row");
+namespace C = pl_contract::wgmma_tok_main;
+
+__device__ __forceinline__ void mma(float (&d)[kAcc], unsigned long long da, unsigned long long db, int scale_d) {
+#if TOK_TILE_M == 176
+  wgmma_m64n176k16(d, da, db, scale_d);
+#elif TOK_TILE_M == 160
+  wgmma_m64n160k16(d, da, db, scale_d);
+#elif TOK_TILE_M == 144
+  wgmma_m64n144k16(d, da, db, scale_d);
+#else
+#error "generate the wgmma wrapper for this token tile (gen_wgmma.py) and add it here"
+#endif
+}
+
+__device__ __forceinline__ unsigned pack_bf16(float lo, float hi) {
+  unsigned r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+// Four 8 x 8 b16 matrices, each thread holding row lane / 4, columns 2 (lane % 4) + {0, 1} of each
+// (an accumulator fragment), stored transposed: row q of matrix m (= column q of the fragment) at
+// the shared address lane 8 m + q gives.
+__device__ __forceinline__ void stmatrix_x4_trans(unsigned addr, unsigned r0, unsigned r1, unsigned r2, unsigned r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0), "r"(r1), "r"(r2),
+               "r"(r3)
+               : "memory");
+}
+}  // namespace wgmma_tok
+
+PL_PROVIDE(wgmma_tok_main, tile_m, wgmma_tok::kTileM);
+PL_PROVIDE(wgmma_tok_main, tile_n, wgmma_tok::kTileN);
+PL_PROVIDE(wgmma_tok_main, tile_k, wgmma_tok::kTileK);
+// The operands' wgmma descriptors (desc_sw128) and the acc panels' stores (sw128_offset).
+PL_SWIZZLE(wgmma_tok_main, ab, a, 128);
+PL_SWIZZLE(wgmma_tok_main, ab, b, 128);
+PL_SWIZZLE(wgmma_tok_main, acc, p0, 128);
+PL_SWIZZLE(wgmma_tok_main, acc, p1, 128);
+PL_COLS(wgmma_tok_main, acc, p0, 64);
+PL_COLS(wgmma_tok_main, acc, p1, 64);
+
+PL_COMPONENT(wgmma_tok_main) {
+  using namespace wgmma_tok;
+  const unsigned lane = threadIdx.x & 31u, warp = ctx.warp() & 3u;
+  const unsigned blk = ctx.slots->instance;  // W block: rows [64 blk, 64 blk + 64) of the B slice
+  const unsigned k_tiles = C::param::K::get(ctx) / kTileK;
+
+  C::In_ab ab(ctx);
+  C::Out_acc out(ctx);
+  float d[kAcc];
+  pl::Tile t;
+  for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
+    for (unsigned kt = 0; kt < k_tiles; ++kt) {
+      ab.wait();
+      const unsigned a = pl::smem_addr(ab.a<unsigned char>(ctx));                        // X: the N operand
+      const unsigned b = pl::smem_addr(ab.b<unsigned char>(ctx)) + blk * kTileN * 128u;  // W block: the M operand
+      wgmma_fence();
+#pragma unroll
+      for (unsigned k = 0; k < kTileK / 16; ++k)
+        mma(d, desc_sw128(b + k * 32u), desc_sw128(a + k * 32u), (kt > 0 || k > 0) ? 1 : 0);
+      wgmma_commit();
+      wgmma_wait_all();
+      fence_operands(d);
+      ab.release(ctx);  // arrive = "warp": the stage's wgmma reads are complete
+      ab.advance();
+    }
+    // Accumulator register 4 j + 2 h + e: W row 16 warp + 8 h + lane / 4, token 8 j + 2 (lane % 4) + e.
+    // One x4 store covers n8 blocks j and j + 1, both halves h: matrix m = 2 (j' - j) + h; its row q
+    // (token 8 j' + q) holds W rows 16 warp + 8 h + (0..7), chunk 2 warp + h of the panel's row.
+    out.acquire();
+    {
+      const unsigned panel = pl::smem_addr(blk ? out.p1<unsigned char>(ctx) : out.p0<unsigned char>(ctx));
+      const unsigned m = lane >> 3, q = lane & 7u;
+#pragma unroll
+      for (unsigned j = 0; j < kTileM / 8u; j += 2) {
+        const unsigned token = 8u * (j + (m >> 1)) + q, chunk = 2u * warp + (m & 1u);
+        stmatrix_x4_trans(panel + pl::sw128_offset(token, chunk), pack_bf16(d[4 * j], d[4 * j + 1]),
+                          pack_bf16(d[4 * j + 2], d[4 * j + 3]), pack_bf16(d[4 * j + 4], d[4 * j + 5]),
+                          pack_bf16(d[4 * j + 6], d[4 * j + 7]));
+      }
+    }
+    // arrive = "one" per warpgroup: each thread fences its stores (the TMA store reads the stage
+    // through the async proxy), named barrier wg_sync, then thread 0 arrives.
+    out.commit(ctx);
+    out.advance();
+  }
+}
