@@ -539,7 +539,11 @@ constexpr const char* kVariants[] = {"fused", "fused-control", "fused-medium", "
                                      "gemm-medium-s4-control", "fused-medium-swf", "fused-medium-swf-control",
                                      "fused-medium-swf-packed", "fused-medium-swf-packed-control", "gemm-n112",
                                      "gemm-n112-control", "gemm-n120", "gemm-n120-control", "fused-n112-swf",
-                                     "fused-n112-swf-control", "fused-n120-swf", "fused-n120-swf-control"};
+                                     "fused-n112-swf-control", "fused-n120-swf", "fused-n120-swf-control",
+                                     "gemm-tok144-sk", "gemm-tok144-sk-control", "gemm-tok144-splitk",
+                                     "gemm-tok144-splitk-control", "gemm-tok160-sk", "gemm-tok160-sk-control",
+                                     "gemm-tok160-splitk", "gemm-tok160-splitk-control", "gemm-tok176-sk",
+                                     "gemm-tok176-sk-control", "gemm-tok176-splitk", "gemm-tok176-splitk-control"};
 constexpr int kNumVariants = sizeof(kVariants) / sizeof(kVariants[0]);
 
 constexpr char kUsage[] =

@@ -23,8 +23,15 @@ struct Candidate {
   bool panels = false, probe = false, packed_w = false;
 };
 
-// The label names the panel kernels: "-sw" at the end, before a '-', or before a digit.
+// The token-tile GEMM kernels (gemm-tok<T>-sk / -splitk: wgmma_tok.cu, T tokens x 128 columns,
+// the tokens as the wgmma N). Their accumulator stage is two 64-column panels; only the session-22
+// rule below selects them.
+inline bool is_token_tile(const std::string& label) { return label.find("-tok") != std::string::npos; }
+
+// The label names the panel kernels: "-sw" at the end, before a '-', or before a digit; and the
+// token tiles (their two panels).
 inline bool has_panels(const std::string& label) {
+  if (is_token_tile(label)) return true;
   for (size_t at = label.find("-sw"); at != std::string::npos; at = label.find("-sw", at + 1))
     if (at + 3 == label.size() || label[at + 3] == '-' || (label[at + 3] >= '0' && label[at + 3] <= '9')) return true;
   return false;
@@ -83,9 +90,37 @@ inline bool has_panels(const std::string& label) {
 // (1.04 at 384 against 128 x 120, 1.09 at 512 against 128 x 112, sel1), so it is compared only
 // from M > 512. At 513-640 the two costs are 1008.5 against 1008 (128 x 112): a knife edge, level
 // in the data (sel1: split-k 0.991 [0.982, 0.999] x 128 x 112 at 640).
+// Session 22, fixed before the run that confirms it: the plain GEMM at 256 < M <= 1024 where the
+// last 128-row tile would be at most half full (1 <= M % 128 <= 64: 320, 576, 704, 960, ...) takes
+// the token tile (gemm-tok<T>: T tokens x 128 columns, the tokens as the wgmma N) of T = 144, 160
+// or 176 with the fewest padded tokens ceil(M / T) * T, linked under stream-k (-sk) when its tiles
+// fill fewer than 8 rounds, else split-k (-splitk). Its 400 column tiles are 3 rounds of 132 and 4
+// tiles per token tile, so the last round's few tiles run as k pieces on every SM. In
+// results/s22/s3 (sustained, 5 rounds) against the best cuBLAS: 1.018 [1.018, 1.021] at 320
+// (T = 160, stream-k; 128 x 120: 1.109), 1.008 [1.000, 1.012] at 576 (144, split-k; 128 x 112:
+// 1.066), 0.978 [0.969, 0.982] at 704 (176, split-k; 128 x 120: 1.034), 1.025 [1.025, 1.038] at 960
+// (160, split-k; 128 x 104: 1.053); the other schedule of each was slower there (1.082, 1.027,
+// 0.996, 1.060), and 128 tokens at M = 256 (1.15-1.20) lost to 128 x 104 (1.017). Returns null
+// where the rule does not apply or its kernel is absent.
+inline const Candidate* token_tile(const std::string& kind, unsigned M, unsigned sms, const std::vector<Candidate>& kernels) {
+  if (kind != "gemm" || M <= 256 || M > 1024 || M % 128 == 0 || M % 128 > 64) return nullptr;
+  const Candidate* pick = nullptr;
+  unsigned pick_padded = 0;
+  for (const unsigned T : {144u, 160u, 176u})
+    for (const Candidate& k : kernels) {
+      if (k.probe || !is_token_tile(k.label) || k.tile_m != T) continue;
+      const double tiles = double((M + T - 1) / T) * double((kInter + k.tile_n - 1) / k.tile_n);
+      if (k.label != "gemm-tok" + std::to_string(T) + (tiles < 8.0 * sms ? "-sk" : "-splitk")) continue;
+      const unsigned padded = (M + T - 1) / T * T;
+      if (!pick || padded < pick_padded) pick = &k, pick_padded = padded;
+    }
+  return pick;
+}
+
 // Returns the label of the kernel of `kind` ("fused" or "gemm") selected at M on `sms` SMs, or `kind`
 // itself when none of `kernels` qualifies.
 inline std::string select(const std::string& kind, unsigned M, unsigned sms, const std::vector<Candidate>& kernels) {
+  if (const Candidate* tok = token_tile(kind, M, sms, kernels)) return tok->label;
   if (M > 64 && M <= 1024) {
     const std::string base = kind == "gemm" ? "gemm-medium-s4" : "fused-medium-swf";
     const std::string wide[] = {kind == "gemm" ? "gemm-n112" : "fused-n112-swf", kind == "gemm" ? "gemm-n120" : "fused-n120-swf"};
@@ -113,7 +148,7 @@ inline std::string select(const std::string& kind, unsigned M, unsigned sms, con
     for (const Candidate& k : kernels)
       if (k.label == kind + "-sw-splitk") return k.label;
   for (const Candidate& k : kernels) {
-    if (k.probe || k.packed_w) continue;
+    if (k.probe || k.packed_w || is_token_tile(k.label)) continue;
     if (!k.panels || k.label.find("control") != std::string::npos || k.label.rfind(kind, 0) != 0 || M <= 64) continue;
     const double w = double((M + k.tile_m - 1) / k.tile_m) * double((kInter + k.tile_n - 1) / k.tile_n) / sms;
     if (std::ceil(w) / w - 1.0 <= 0.05) return k.label;
@@ -122,7 +157,7 @@ inline std::string select(const std::string& kind, unsigned M, unsigned sms, con
   double best_cost = 0;
   unsigned best_n = 0;
   for (const Candidate& k : kernels) {
-    if (k.probe || k.packed_w) continue;
+    if (k.probe || k.packed_w || is_token_tile(k.label)) continue;
     if (k.panels || k.label.find("control") != std::string::npos || k.label.rfind(kind, 0) != 0) continue;
     if ((k.tile_m < 128) != (M <= 64) || k.tile_m < 64) continue;  // the 16-row tile only by the rule above
     const double tiles = double((M + k.tile_m - 1) / k.tile_m) * double((kInter + k.tile_n - 1) / k.tile_n);

@@ -15,7 +15,31 @@ VARIANTS = ["fused", "fused_medium", "fused_narrow", "fused_small", "gemm", "gem
 EXTRA = ["gemm_sw", "fused_sw", "gemm_cluster_sw", "fused_cluster_sw", "gemm_sw_pair", "fused_sw_pair", "gemm_sw_splitk",
          "fused_sw_splitk", "gemm_small16", "fused_small16", "fused_pp_g8", "fused_small16_swap_packed",
          "gemm_small16_swap_packed", "fused_medium_packed", "gemm_medium_packed", "gemm_medium_s4", "fused_medium_swf",
-         "fused_medium_swf_packed", "gemm_n112", "gemm_n120", "fused_n112_swf", "fused_n120_swf"]
+         "fused_medium_swf_packed", "gemm_n112", "gemm_n120", "fused_n112_swf", "fused_n120_swf",
+         "gemm_tok144_sk", "gemm_tok144_splitk", "gemm_tok160_sk", "gemm_tok160_splitk", "gemm_tok176_sk",
+         "gemm_tok176_splitk"]
+
+
+def token_tile(ks, kind: str, M: int, sms: int):
+    """Session 22, fixed before the run that confirms it (the C++ rule, qwen_select.h): the plain GEMM
+    at 256 < M <= 1024 with 1 <= M % 128 <= 64 takes the token tile gemm_tok<T> (T tokens x 128
+    columns) of T = 144, 160 or 176 with the fewest padded tokens ceil(M / T) * T, under stream-k
+    (_sk) when its tiles fill fewer than 8 rounds, else split-k (_splitk). None where it does not
+    apply or the kernel is absent."""
+    if kind != "gemm" or M <= 256 or M > 1024 or M % 128 == 0 or M % 128 > 64:
+        return None
+    pick, pick_padded = None, 0
+    for T in (144, 160, 176):
+        for name in ("gemm_tok%d_sk" % T, "gemm_tok%d_splitk" % T):
+            if name not in ks or ks[name].fact("tile_m") != T:
+                continue
+            tiles = math.ceil(M / T) * math.ceil(INTER / ks[name].fact("tile_n"))
+            if name != "gemm_tok%d_%s" % (T, "sk" if tiles < 8 * sms else "splitk"):
+                continue
+            padded = math.ceil(M / T) * T
+            if pick is None or padded < pick_padded:
+                pick, pick_padded = name, padded
+    return pick
 
 
 def select(ks, kind: str, M: int, sms: int) -> str:
@@ -24,6 +48,9 @@ def select(ks, kind: str, M: int, sms: int) -> str:
     session 9 before the run that measured it: the 128 x 128 tile with the accumulator panels
     (<kind>_sw) wherever its last wave wastes at most 5% of its rounds (ceil(w) / w - 1 <= 0.05,
     w = tiles / SMs)."""
+    tok = token_tile(ks, kind, M, sms)
+    if tok is not None:
+        return tok
     sw = kind + "_sw"
     # Sessions 15-16 (the C++ bench's rule): at 64 < M <= 1024 the 128 x 104 tile (gemm_medium_s4,
     # fused_medium_swf); since session 21 one of three widths, below.

@@ -43,7 +43,10 @@ for k in fused fused_control fused_medium fused_medium_control fused_narrow fuse
          fused_medium_packed fused_medium_packed_control gemm_medium_packed gemm_medium_packed_control \
          gemm_medium_s4 gemm_medium_s4_control fused_medium_swf fused_medium_swf_control \
          fused_medium_swf_packed fused_medium_swf_packed_control gemm_n112 gemm_n112_control gemm_n120 gemm_n120_control \
-         fused_n112_swf fused_n112_swf_control fused_n120_swf fused_n120_swf_control; do
+         fused_n112_swf fused_n112_swf_control fused_n120_swf fused_n120_swf_control \
+         gemm_tok144_sk gemm_tok144_sk_control gemm_tok144_splitk gemm_tok144_splitk_control \
+         gemm_tok160_sk gemm_tok160_sk_control gemm_tok160_splitk gemm_tok160_splitk_control \
+         gemm_tok176_sk gemm_tok176_sk_control gemm_tok176_splitk gemm_tok176_splitk_control; do
   add "--${k//_/-}" "$k"
 done
 # Timed and checked beside the others, never selected (--probe): the ping-pong GEMM (session 12),
@@ -58,14 +61,8 @@ add --probe gemm-small16-swap gemm_small16_swap
 # the session's end and not measured there.
 add --probe gemm-n100 gemm_n100
 add --probe fused-small16-swap fused_small16_swap
-# Session 22: the 128 x 104 kernels with -DGU_IDLE=1 (a warpgroup whose rows all lie past M issues
-# no wgmma: M = 960's last row of tiles).
-add --probe gemm-medium-idle gemm_medium_idle
-add --probe fused-medium-swf-idle fused_medium_swf_idle
-# Session 22: the plain GEMM with the tokens as the wgmma N (tiles of 144 / 160 / 176 tokens).
-add --probe gemm-tok144 gemm_tok144
+# Session 22: the 160-token tile data-parallel (the ablation of the token tiles' stream-k / split-k).
 add --probe gemm-tok160 gemm_tok160
-add --probe gemm-tok176 gemm_tok176
 if [ ${#args[@]} -eq 0 ]; then
   echo "run.sh: FAIL: no PipeLink kernel found under $K; nothing would run"
   exit 2

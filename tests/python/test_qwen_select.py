@@ -23,9 +23,12 @@ TILES = {
     "fused_small16": (16, 104), "gemm_small16": (16, 104), "fused_pp_g8": (128, 64),
     "fused_medium_swf": (128, 104), "gemm_medium_s4": (128, 104),
     "gemm_n112": (128, 112), "gemm_n120": (128, 120), "fused_n112_swf": (128, 112), "fused_n120_swf": (128, 120),
+    "gemm_tok144_sk": (144, 64), "gemm_tok144_splitk": (144, 64), "gemm_tok160_sk": (160, 64),
+    "gemm_tok160_splitk": (160, 64), "gemm_tok176_sk": (176, 64), "gemm_tok176_splitk": (176, 64),
 }
+TOK = [n for n in TILES if "_tok" in n]
 SUSTAINED = ["fused_small16", "gemm_small16", "fused_medium_swf", "gemm_medium_s4", "gemm_n112", "gemm_n120",
-             "fused_n112_swf", "fused_n120_swf", "fused_sw_splitk", "gemm_sw_splitk", "fused_pp_g8"]
+             "fused_n112_swf", "fused_n120_swf", "fused_sw_splitk", "gemm_sw_splitk", "fused_pp_g8"] + TOK
 FULL = [k for k in TILES]
 
 
@@ -71,10 +74,29 @@ class Agree(unittest.TestCase):
     def test_without_the_wide_tiles(self):
         self.check_set([n for n in SUSTAINED if "n112" not in n and "n120" not in n])
 
+    def test_without_the_token_tiles(self):
+        self.check_set([n for n in SUSTAINED if n not in TOK])
+
+    def test_token_tiles(self):
+        # bench/NOTES.md, session 22: the plain GEMM where the last 128-row tile is at most half full
+        # (256 < M <= 1024, 1 <= M % 128 <= 64) takes the token tile with the fewest padded tokens,
+        # stream-k below 8 rounds of tiles, split-k from there; the fused kernel keeps its rule.
+        got, base = py(SUSTAINED), py([n for n in SUSTAINED if n not in TOK])
+        want = {320: "gemm_tok160_sk", 576: "gemm_tok144_splitk", 704: "gemm_tok176_splitk", 960: "gemm_tok160_splitk",
+                288: "gemm_tok144_sk", 448: "gemm_tok160_splitk", 832: "gemm_tok144_splitk", 257: "gemm_tok144_sk"}
+        for M, name in want.items():
+            self.assertEqual(got[("gemm", M)], name, f"gemm at M = {M}")
+        for M in range(1, 8193):
+            self.assertEqual(got[("fused", M)], base[("fused", M)], f"fused at M = {M}")
+            tok = 256 < M <= 1024 and 1 <= M % 128 <= 64
+            self.assertEqual(got[("gemm", M)] in TOK, tok, f"gemm at M = {M}: {got[('gemm', M)]}")
+            if not tok:
+                self.assertEqual(got[("gemm", M)], base[("gemm", M)], f"gemm at M = {M}")
+
     def test_documented_choices(self):
         # bench/NOTES.md, session 21: 128 x 104 up to 256, 128 x 120 at 257-384 and 641-768, 128 x 112
         # at 385-640, split-k at 769-896, 128 x 104 at 897-1024; split-k above; the 16-row tile at <= 16.
-        got = py(SUSTAINED)
+        got = py([n for n in SUSTAINED if n not in TOK])  # (session 22's token tiles: test_token_tiles)
         want = [((65, 256), "gemm_medium_s4"), ((257, 384), "gemm_n120"), ((385, 640), "gemm_n112"),
                 ((641, 768), "gemm_n120"), ((769, 896), "gemm_sw_splitk"), ((897, 1024), "gemm_medium_s4"),
                 ((1025, 8192), "gemm_sw_splitk"), ((1, 16), "gemm_small16")]

@@ -87,12 +87,6 @@
 #ifndef GU_INFLIGHT
 #define GU_INFLIGHT 0
 #endif
-// -DGU_IDLE=1 (the tiles split by rows): a warpgroup whose 64 rows of the tile all lie past M
-// (pl::Tile::rows <= its first row) issues no wgmma for that tile; it still waits for and releases
-// every stage. At M = 960 in 128-row tiles the last row of tiles is then half the tensor work.
-#ifndef GU_IDLE
-#define GU_IDLE 0
-#endif
 // -DGU_PAIR=1 (the tiles split by rows, tile_n 128, 120, 112, 104 or 100): each k16 step issues one
 // m64n{2 tile_n}k16 over the gate and up blocks together (they are adjacent rows of the B slice)
 // instead of two m64n{tile_n}k16, so the warpgroup reads its A slice once per step.
@@ -140,7 +134,6 @@ static_assert(!GU_SWIGLU || (!GU_ACC_PANELS && !GU_SPLIT_N && !GU_UNITS), "GU_SW
 #endif
 static_assert(!GU_OVERLAP || (GU_ACC_PANELS && GU_UNITS && !GU_PAIR && !GU_SPLIT_N && !GU_INFLIGHT && !GU_SWIGLU && GU_TILE_N == 128),
               "GU_OVERLAP: the split-k panel kernels (128 x 128, four 64-column panels)");
-static_assert(!GU_IDLE || (!GU_SPLIT_N && !GU_INFLIGHT && !GU_TILE_M && !GU_OVERLAP), "GU_IDLE: the tiles split by rows, one group per stage");
 
 namespace wgmma_gu {
 constexpr unsigned kInstances = GU_INSTANCES;
@@ -430,25 +423,14 @@ PL_COMPONENT(wgmma_gu_main) {
   pl::Unit u;
   for (unsigned i = 0; pl::unit_at(ctx, i, u); ++i) {
     const unsigned k_first = u.k_begin;
-    // GU_IDLE: this warpgroup's 64 rows all lie past M (pl::Tile::rows), e.g. the last row of
-    // 128-row tiles at M = 960: it issues no wgmma, only takes part in the ring (the other
-    // warpgroup then has the tensor cores alone), and stores what its accumulators hold (rows the
-    // TMA store clips).
-    const bool idle = GU_IDLE && u.tile.rows <= row0;
-    (void)idle;
     for (unsigned kt = u.k_begin; kt < u.k_end; ++kt) {
 #else
   constexpr unsigned k_first = 0;
   pl::Tile t;
   for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
-    const bool idle = GU_IDLE && t.rows <= row0;  // as above
-    (void)idle;
     for (unsigned kt = 0; kt < k_tiles; ++kt) {
 #endif
       ab.wait();
-#if !GU_INFLIGHT
-      if (!idle) {  // the whole stage's group inside the branch: no join sees a wgmma in flight
-#endif
       const unsigned a = pl::smem_addr(ab.a<unsigned char>(ctx)) + row0 * 128u;
       const unsigned b = pl::smem_addr(ab.b<unsigned char>(ctx));
       wgmma_fence();
@@ -489,7 +471,6 @@ PL_COMPONENT(wgmma_gu_main) {
       wgmma_wait_all();
       fence_operands(gate);
       fence_operands(up);
-      }
       ab.release(ctx);  // arrive = "warp": the stage's wgmma reads are complete; __syncwarp(), lane 0
       ab.advance();
     }

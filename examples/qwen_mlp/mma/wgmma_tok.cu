@@ -17,14 +17,25 @@
 // t.n * 128 + 64 i: the plain GEMM over W's rows in order (the loader's n_step = 128, b_stride = 64).
 //
 // Compile-time constants (wgmma shapes and register arrays need immediates): -DTOK_TILE_M (the
-// tokens, 144, 160 or 176: gen_wgmma.py's list); tile_n = 64, tile_k = 64. The records below
+// tokens, 128, 144, 160 or 176: gen_wgmma.py's list); tile_n = 64, tile_k = 64. The records below
 // declare them, so an object links only under a contract providing the same values.
+//
+// -DTOK_UNITS=1 (contract_tok*_sk.toml: [tiles] k_extent, k_tile, partial_bytes): walks work units
+// (pl::unit_at), so a link under --tile-schedule stream-k or split-k may cut the tiles of the last
+// partial round along k. 400 column tiles are 3 rounds of 132 and 4 tiles: every token tile count
+// leaves a few tiles for a last round, which then runs as short k pieces on every SM. A unit that
+// does not hold its tile's first slice stores its f32 accumulators as its block's partial
+// (register j of thread t at j * 128 + t; partial_bytes = 4 * kAcc * 128 = 256 * tile_m) and emits
+// nothing; the unit holding the first slice adds its peers' partials, in block order, then emits.
 #include "wgmma_tok.contract.h"
 
 #include "wgmma_ops.cuh"
 
 #ifndef TOK_TILE_M
 #define TOK_TILE_M 160
+#endif
+#ifndef TOK_UNITS
+#define TOK_UNITS 0
 #endif
 
 namespace wgmma_tok {
@@ -41,6 +52,8 @@ __device__ __forceinline__ void mma(float (&d)[kAcc], unsigned long long da, uns
   wgmma_m64n160k16(d, da, db, scale_d);
 #elif TOK_TILE_M == 144
   wgmma_m64n144k16(d, da, db, scale_d);
+#elif TOK_TILE_M == 128
+  wgmma_m64n128k16(d, da, db, scale_d);
 #else
 #error "generate the wgmma wrapper for this token tile (gen_wgmma.py) and add it here"
 #endif
@@ -59,8 +72,38 @@ __device__ __forceinline__ void stmatrix_x4_trans(unsigned addr, unsigned r0, un
                "r"(r3)
                : "memory");
 }
+#if TOK_UNITS
+// The split-k part of a unit's end. A unit that does not emit its tile stores its accumulators as
+// its block's partial, publishes it and returns false; the unit that emits adds its peers' partials
+// (blocks [peer_begin, peer_end), in order: deterministic) and returns true. tid: threadIdx.x % 128.
+__device__ __forceinline__ bool unit_partials(const pl::Ctx& ctx, const pl::Unit& u, float (&d)[kAcc], unsigned tid) {
+  if (!u.emit) {
+    float* p = pl::partials<float>(ctx, blockIdx.x);
+#pragma unroll
+    for (unsigned j = 0; j < kAcc; ++j) __stcg(p + j * 128u + tid, d[j]);
+    C::barrier::wg_sync::sync(ctx);
+    if (tid == 0) pl::partials_publish(ctx);
+    return false;
+  }
+  if (u.peer_end > u.peer_begin) {
+    if (tid == 0)
+      for (unsigned b = u.peer_begin; b < u.peer_end; ++b) pl::partials_wait(ctx, b);
+    C::barrier::wg_sync::sync(ctx);
+    for (unsigned b = u.peer_begin; b < u.peer_end; ++b) {
+      const float* p = pl::partials<const float>(ctx, b);
+#pragma unroll
+      for (unsigned j = 0; j < kAcc; ++j) d[j] += __ldcg(p + j * 128u + tid);
+      if (tid == 0) pl::partials_consumed(ctx, b);  // read once per launch: clear for the next
+    }
+  }
+  return true;
+}
+#endif
 }  // namespace wgmma_tok
 
+#if TOK_UNITS
+PL_PARTIAL_BYTES(wgmma_tok_main, wgmma_tok::kAcc * 128 * 4);  // kAcc f32 per thread, 128 threads
+#endif
 PL_PROVIDE(wgmma_tok_main, tile_m, wgmma_tok::kTileM);
 PL_PROVIDE(wgmma_tok_main, tile_n, wgmma_tok::kTileN);
 PL_PROVIDE(wgmma_tok_main, tile_k, wgmma_tok::kTileK);
@@ -81,22 +124,34 @@ PL_COMPONENT(wgmma_tok_main) {
   C::In_ab ab(ctx);
   C::Out_acc out(ctx);
   float d[kAcc];
+#if TOK_UNITS
+  (void)k_tiles;
+  pl::Unit u;
+  for (unsigned i = 0; pl::unit_at(ctx, i, u); ++i) {
+    const unsigned k_first = u.k_begin;
+    for (unsigned kt = u.k_begin; kt < u.k_end; ++kt) {
+#else
+  constexpr unsigned k_first = 0;
   pl::Tile t;
   for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
     for (unsigned kt = 0; kt < k_tiles; ++kt) {
+#endif
       ab.wait();
       const unsigned a = pl::smem_addr(ab.a<unsigned char>(ctx));                        // X: the N operand
       const unsigned b = pl::smem_addr(ab.b<unsigned char>(ctx)) + blk * kTileN * 128u;  // W block: the M operand
       wgmma_fence();
 #pragma unroll
       for (unsigned k = 0; k < kTileK / 16; ++k)
-        mma(d, desc_sw128(b + k * 32u), desc_sw128(a + k * 32u), (kt > 0 || k > 0) ? 1 : 0);
+        mma(d, desc_sw128(b + k * 32u), desc_sw128(a + k * 32u), (kt > k_first || k > 0) ? 1 : 0);
       wgmma_commit();
       wgmma_wait_all();
       fence_operands(d);
       ab.release(ctx);  // arrive = "warp": the stage's wgmma reads are complete
       ab.advance();
     }
+#if TOK_UNITS
+    if (!unit_partials(ctx, u, d, threadIdx.x & 127u)) continue;  // a piece of a tile another block emits
+#endif
     // Accumulator register 4 j + 2 h + e: W row 16 warp + 8 h + lane / 4, token 8 j + 2 (lane % 4) + e.
     // One x4 store covers n8 blocks j and j + 1, both halves h: matrix m = 2 (j' - j) + h; its row q
     // (token 8 j' + q) holds W rows 16 warp + 8 h + (0..7), chunk 2 warp + h of the panel's row.
