@@ -90,20 +90,22 @@ inline bool has_panels(const std::string& label) {
 // (1.04 at 384 against 128 x 120, 1.09 at 512 against 128 x 112, sel1), so it is compared only
 // from M > 512. At 513-640 the two costs are 1008.5 against 1008 (128 x 112): a knife edge, level
 // in the data (sel1: split-k 0.991 [0.982, 0.999] x 128 x 112 at 640).
-// Session 22, fixed before the run that confirms it: the plain GEMM at 256 < M <= 1024 where the
-// last 128-row tile would be at most half full (1 <= M % 128 <= 64: 320, 576, 704, 960, ...) takes
-// the token tile (gemm-tok<T>: T tokens x 128 columns, the tokens as the wgmma N) of T = 144, 160
-// or 176 with the fewest padded tokens ceil(M / T) * T, linked under stream-k (-sk) when its tiles
-// fill fewer than 8 rounds, else split-k (-splitk). Its 400 column tiles are 3 rounds of 132 and 4
-// tiles per token tile, so the last round's few tiles run as k pieces on every SM. In
-// results/s22/s3 (sustained, 5 rounds) against the best cuBLAS: 1.018 [1.018, 1.021] at 320
-// (T = 160, stream-k; 128 x 120: 1.109), 1.008 [1.000, 1.012] at 576 (144, split-k; 128 x 112:
-// 1.066), 0.978 [0.969, 0.982] at 704 (176, split-k; 128 x 120: 1.034), 1.025 [1.025, 1.038] at 960
-// (160, split-k; 128 x 104: 1.053); the other schedule of each was slower there (1.082, 1.027,
-// 0.996, 1.060), and 128 tokens at M = 256 (1.15-1.20) lost to 128 x 104 (1.017). Returns null
-// where the rule does not apply or its kernel is absent.
-inline const Candidate* token_tile(const std::string& kind, unsigned M, unsigned sms, const std::vector<Candidate>& kernels) {
-  if (kind != "gemm" || M <= 256 || M > 1024 || M % 128 == 0 || M % 128 > 64) return nullptr;
+// Session 22: the token tiles (gemm-tok<T>: T tokens x 128 columns, the tokens as the wgmma N;
+// T = 144, 160 or 176, the one with the fewest padded tokens ceil(M / T) * T), linked under
+// stream-k (-sk) when their tiles fill fewer than 8 rounds, else split-k (-splitk): 400 column
+// tiles are 3 rounds of 132 and 4 tiles per token tile, so the last round's few tiles run as k
+// pieces on every SM. Their cost in the rule's units (tile_n of a 128 x 2 tile_n tile, per round) is
+// 1.09 * tiles / SMs * T / 2: the split's k pieces, and a tile that is ~5% slower per unit of work
+// than the 128-row tiles. The factor comes from results/s22/s3 and c1 (sustained), where the token
+// tile against the rule's 128-row pick was 0.938 at M = 320, 1.016 at 448, 0.950 at 576, 0.959 at
+// 704, 1.029 at 832 (against the split-k panel kernel) and 0.974 at 960: with 1.09 the rule takes it
+// at 320 / 576 / 704 and not at 448 / 832 / 960 (at 960 it forgoes 2.6%; with 1.07 it would take
+// the token tile at 832, 2.9% slower there). Only for the plain GEMM at 256 < M <= 1024 (128 tokens
+// at M = 256 were 1.15-1.20 x the best cuBLAS). Returns null where the rule does not apply or the
+// kernel is absent; cost receives the token tile's cost.
+inline const Candidate* token_tile(const std::string& kind, unsigned M, unsigned sms, const std::vector<Candidate>& kernels,
+                                   double& cost) {
+  if (kind != "gemm" || M <= 256 || M > 1024) return nullptr;
   const Candidate* pick = nullptr;
   unsigned pick_padded = 0;
   for (const unsigned T : {144u, 160u, 176u})
@@ -112,7 +114,7 @@ inline const Candidate* token_tile(const std::string& kind, unsigned M, unsigned
       const double tiles = double((M + T - 1) / T) * double((kInter + k.tile_n - 1) / k.tile_n);
       if (k.label != "gemm-tok" + std::to_string(T) + (tiles < 8.0 * sms ? "-sk" : "-splitk")) continue;
       const unsigned padded = (M + T - 1) / T * T;
-      if (!pick || padded < pick_padded) pick = &k, pick_padded = padded;
+      if (!pick || padded < pick_padded) pick = &k, pick_padded = padded, cost = 1.09 * tiles / sms * T / 2.0;
     }
   return pick;
 }
@@ -120,7 +122,6 @@ inline const Candidate* token_tile(const std::string& kind, unsigned M, unsigned
 // Returns the label of the kernel of `kind` ("fused" or "gemm") selected at M on `sms` SMs, or `kind`
 // itself when none of `kernels` qualifies.
 inline std::string select(const std::string& kind, unsigned M, unsigned sms, const std::vector<Candidate>& kernels) {
-  if (const Candidate* tok = token_tile(kind, M, sms, kernels)) return tok->label;
   if (M > 64 && M <= 1024) {
     const std::string base = kind == "gemm" ? "gemm-medium-s4" : "fused-medium-swf";
     const std::string wide[] = {kind == "gemm" ? "gemm-n112" : "fused-n112-swf", kind == "gemm" ? "gemm-n120" : "fused-n120-swf"};
@@ -133,13 +134,18 @@ inline std::string select(const std::string& kind, unsigned M, unsigned sms, con
         const double cost = std::ceil(tiles / sms) * k.tile_n;
         if (!pick || cost < pick_cost) pick = &k, pick_cost = cost;  // in order: ties to 128 x 104
       }
+    const Candidate* choice = pick;
+    double choice_cost = pick_cost;
     if (pick && M > 512)
       for (const Candidate& k : kernels)
         if (k.label == kind + "-sw-splitk" && !k.probe) {
           const double tiles = double((M + k.tile_m - 1) / k.tile_m) * double((kInter + k.tile_n - 1) / k.tile_n);
-          if (1.04 * tiles / sms * k.tile_n < pick_cost) return k.label;
+          if (1.04 * tiles / sms * k.tile_n < choice_cost) choice = &k, choice_cost = 1.04 * tiles / sms * k.tile_n;
         }
-    if (pick) return pick->label;
+    double tok_cost = 0;
+    if (const Candidate* tok = pick ? token_tile(kind, M, sms, kernels, tok_cost) : nullptr)
+      if (tok_cost < choice_cost) choice = tok;
+    if (choice) return choice->label;
   }
   if (M <= 16)
     for (const Candidate& k : kernels)

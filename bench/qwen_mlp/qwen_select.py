@@ -21,14 +21,14 @@ EXTRA = ["gemm_sw", "fused_sw", "gemm_cluster_sw", "fused_cluster_sw", "gemm_sw_
 
 
 def token_tile(ks, kind: str, M: int, sms: int):
-    """Session 22, fixed before the run that confirms it (the C++ rule, qwen_select.h): the plain GEMM
-    at 256 < M <= 1024 with 1 <= M % 128 <= 64 takes the token tile gemm_tok<T> (T tokens x 128
-    columns) of T = 144, 160 or 176 with the fewest padded tokens ceil(M / T) * T, under stream-k
-    (_sk) when its tiles fill fewer than 8 rounds, else split-k (_splitk). None where it does not
-    apply or the kernel is absent."""
-    if kind != "gemm" or M <= 256 or M > 1024 or M % 128 == 0 or M % 128 > 64:
+    """Session 22 (the C++ rule, qwen_select.h, where the factor 1.09 is explained): the plain GEMM's
+    token tile gemm_tok<T> at 256 < M <= 1024, T = 144, 160 or 176 with the fewest padded tokens
+    ceil(M / T) * T, under stream-k (_sk) when its tiles fill fewer than 8 rounds, else split-k
+    (_splitk); returns (name, cost) with cost = 1.09 * tiles / SMs * T / 2 in the 128-row rule's
+    units, or None where it does not apply or the kernel is absent."""
+    if kind != "gemm" or M <= 256 or M > 1024:
         return None
-    pick, pick_padded = None, 0
+    pick, pick_padded, cost = None, 0, 0.0
     for T in (144, 160, 176):
         for name in ("gemm_tok%d_sk" % T, "gemm_tok%d_splitk" % T):
             if name not in ks or ks[name].fact("tile_m") != T:
@@ -38,8 +38,8 @@ def token_tile(ks, kind: str, M: int, sms: int):
                 continue
             padded = math.ceil(M / T) * T
             if pick is None or padded < pick_padded:
-                pick, pick_padded = name, padded
-    return pick
+                pick, pick_padded, cost = name, padded, 1.09 * tiles / sms * T / 2.0
+    return None if pick is None else (pick, cost)
 
 
 def select(ks, kind: str, M: int, sms: int) -> str:
@@ -48,9 +48,6 @@ def select(ks, kind: str, M: int, sms: int) -> str:
     session 9 before the run that measured it: the 128 x 128 tile with the accumulator panels
     (<kind>_sw) wherever its last wave wastes at most 5% of its rounds (ceil(w) / w - 1 <= 0.05,
     w = tiles / SMs)."""
-    tok = token_tile(ks, kind, M, sms)
-    if tok is not None:
-        return tok
     sw = kind + "_sw"
     # Sessions 15-16 (the C++ bench's rule): at 64 < M <= 1024 the 128 x 104 tile (gemm_medium_s4,
     # fused_medium_swf); since session 21 one of three widths, below.
@@ -72,12 +69,18 @@ def select(ks, kind: str, M: int, sms: int) -> str:
         # and, from M > 512, the split-k panel kernel where 1.04 * tiles / SMs * tile_n is below that
         # (the C++ rule; at four or fewer row tiles it is slower than the selected tile, s21/sel1).
         sk = kind + "_sw_splitk"
+        choice, choice_cost = pick, pick_cost
         if pick is not None and M > 512 and sk in ks:
             tm, tn = ks[sk].fact("tile_m"), ks[sk].fact("tile_n")
-            if 1.04 * math.ceil(M / tm) * math.ceil(INTER / tn) / sms * tn < pick_cost:
-                return sk
-        if pick is not None:
-            return pick
+            c = 1.04 * math.ceil(M / tm) * math.ceil(INTER / tn) / sms * tn
+            if c < choice_cost:
+                choice, choice_cost = sk, c
+        # and, session 22, the plain GEMM's token tile where its cost is below that (token_tile)
+        tok = token_tile(ks, kind, M, sms) if pick is not None else None
+        if tok is not None and tok[1] < choice_cost:
+            choice = tok[0]
+        if choice is not None:
+            return choice
     # Session 12: at M >= 4096 the fused ping-pong kernel (fused_pp_g8). Session 17, fixed before the
     # runs that confirm it (the C++ bench's rule): fused_sw_splitk (now grouped:8) again, 0.978 /
     # 0.970 x fused_pp_g8 at 4096 / 8192 with each contender in its own power steady state

@@ -78,20 +78,23 @@ class Agree(unittest.TestCase):
         self.check_set([n for n in SUSTAINED if n not in TOK])
 
     def test_token_tiles(self):
-        # bench/NOTES.md, session 22: the plain GEMM where the last 128-row tile is at most half full
-        # (256 < M <= 1024, 1 <= M % 128 <= 64) takes the token tile with the fewest padded tokens,
-        # stream-k below 8 rounds of tiles, split-k from there; the fused kernel keeps its rule.
+        # bench/NOTES.md, session 22: the plain GEMM takes the token tile at 256 < M <= 1024 where
+        # 1.09 * tiles / SMs * T / 2 is below the 128-row rule's cost; the fused kernel keeps its rule.
         got, base = py(SUSTAINED), py([n for n in SUSTAINED if n not in TOK])
-        want = {320: "gemm_tok160_sk", 576: "gemm_tok144_splitk", 704: "gemm_tok176_splitk", 960: "gemm_tok160_splitk",
-                288: "gemm_tok144_sk", 448: "gemm_tok160_splitk", 832: "gemm_tok144_splitk", 257: "gemm_tok144_sk"}
-        for M, name in want.items():
-            self.assertEqual(got[("gemm", M)], name, f"gemm at M = {M}")
+        want = [((257, 288), "gemm_tok144_sk"), ((289, 320), "gemm_tok160_sk"), ((321, 352), "gemm_tok176_sk"),
+                ((353, 384), "gemm_n120"), ((385, 432), "gemm_tok144_splitk"), ((433, 512), "gemm_n112"),
+                ((513, 528), "gemm_tok176_splitk"), ((529, 576), "gemm_tok144_splitk"), ((577, 640), "gemm_n112"),
+                ((641, 704), "gemm_tok176_splitk"), ((705, 720), "gemm_tok144_splitk"), ((721, 768), "gemm_n120"),
+                ((769, 800), "gemm_tok160_splitk"), ((801, 896), "gemm_sw_splitk"), ((897, 1024), "gemm_medium_s4")]
+        for (lo, hi), name in want:
+            for M in range(lo, hi + 1):
+                self.assertEqual(got[("gemm", M)], name, f"gemm at M = {M}")
         for M in range(1, 8193):
             self.assertEqual(got[("fused", M)], base[("fused", M)], f"fused at M = {M}")
-            tok = 256 < M <= 1024 and 1 <= M % 128 <= 64
-            self.assertEqual(got[("gemm", M)] in TOK, tok, f"gemm at M = {M}: {got[('gemm', M)]}")
-            if not tok:
+            if got[("gemm", M)] not in TOK:
                 self.assertEqual(got[("gemm", M)], base[("gemm", M)], f"gemm at M = {M}")
+            else:
+                self.assertTrue(256 < M <= 1024, f"gemm at M = {M}: {got[('gemm', M)]}")
 
     def test_documented_choices(self):
         # bench/NOTES.md, session 21: 128 x 104 up to 256, 128 x 120 at 257-384 and 641-768, 128 x 112
