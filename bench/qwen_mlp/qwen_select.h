@@ -95,12 +95,13 @@ inline bool has_panels(const std::string& label) {
 // stream-k (-sk) when their tiles fill fewer than 8 rounds, else split-k (-splitk): 400 column
 // tiles are 3 rounds of 132 and 4 tiles per token tile, so the last round's few tiles run as k
 // pieces on every SM. Their cost in the rule's units (tile_n of a 128 x 2 tile_n tile, per round) is
-// 1.09 * tiles / SMs * T / 2: the split's k pieces, and a tile that is ~5% slower per unit of work
-// than the 128-row tiles. The factor comes from results/s22/s3 and c1 (sustained), where the token
+// 1.09 * tiles / SMs * T / 2: the split's k pieces, and a tile that is ~5-12% slower per unit of
+// work than the 128-row tiles. The factor comes from results/s22/c1 (sustained), where the token
 // tile against the rule's 128-row pick was 0.938 at M = 320, 1.016 at 448, 0.950 at 576, 0.959 at
 // 704, 1.029 at 832 (against the split-k panel kernel) and 0.974 at 960: with 1.09 the rule takes it
-// at 320 / 576 / 704 and not at 448 / 832 / 960 (at 960 it forgoes 2.6%; with 1.07 it would take
-// the token tile at 832, 2.9% slower there). Only for the plain GEMM at 256 < M <= 1024 (128 tokens
+// at 320 / 576 / 704 and not at 448 / 832 / 960 (at 960 it forgoes 2.6%; with 1.07 it would also
+// take it at 448 / 832, 1.6% / 2.9% slower there, and at 960). The held-out points of
+// results/s22/c2 imply 1.11-1.20 (four of six faster than the 128-row pick, 720 1.2% slower). Only for the plain GEMM at 256 < M <= 1024 (128 tokens
 // at M = 256 were 1.15-1.20 x the best cuBLAS). Returns null where the rule does not apply or the
 // kernel is absent; cost receives the token tile's cost.
 inline const Candidate* token_tile(const std::string& kind, unsigned M, unsigned sms, const std::vector<Candidate>& kernels,

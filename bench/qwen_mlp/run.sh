@@ -57,9 +57,6 @@ add --probe gemm-sw-pp-g8 gemm_pp_g8
 # gemm-medium-packed has) is a variant above: selected at 64 < M <= 1024 in sessions 15-20, since
 # session 21 where its whole rounds beat 128 x 112 / 128 x 120's.
 add --probe gemm-small16-swap gemm_small16_swap
-# Session 21: the plain GEMM in 128 x 200 tiles (tile_n = 100, W's 200 rows as one box), built at
-# the session's end and not measured there.
-add --probe gemm-n100 gemm_n100
 add --probe fused-small16-swap fused_small16_swap
 # Session 22: the 160-token tile data-parallel (the ablation of the token tiles' stream-k / split-k).
 add --probe gemm-tok160 gemm_tok160

@@ -101,7 +101,7 @@ int main() {
         for (unsigned clusters = 1; clusters <= 4; ++clusters) {
           pl::Args args{};
           args.word[0] = tm * 128u - (tm ? 5u : 0u);  // M, N: not multiples of the tile
-          args.word[1] = tn * 128u;
+          args.word[1] = tn * 128u - (tn ? 7u : 0u);
           gridDim.x = clusters * c.cluster;
           std::map<std::pair<unsigned, unsigned>, int> seen;
           std::vector<std::vector<pl::Tile>> walk(gridDim.x);

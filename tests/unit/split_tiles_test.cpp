@@ -1,4 +1,4 @@
-// The split tile schedules (--tile-schedule split-k, stream-k, stream-k:0), checked by running
+// The tile schedules (--tile-schedule split-k, stream-k, stream-k:0, and data-parallel), checked by running
 // them: for every tile order, the linker's generated scheduler (pl_unit_at, pl_tile_at and the
 // static helpers they call) is compiled for the host (the system C++ compiler) and walked by every
 // block for small and odd extents, grids and k-slice counts, including K = 0 and K not a multiple
@@ -23,7 +23,7 @@ namespace {
 struct Config {
   std::string order;     // row_major | col_major | grouped
   int group;             // grouped only
-  std::string schedule;  // split-k | stream-k | stream-k:0
+  std::string schedule;  // split-k | stream-k | stream-k:0 | data-parallel
 };
 
 // The generated scheduler of a check-only link of a loader and a main loop that walk k ranges
@@ -52,7 +52,9 @@ std::string scheduler(const Config& k, const std::filesystem::path& dir, size_t 
   d.print(s);
   EXPECT_TRUE(r.ok) << s.str();
   const std::string& src = r.generated_source;
-  const size_t a = src.find("struct pl_sk_plan");
+  // split schedules: from the plan struct; data-parallel (no plan): from pl_tile_at, whose units follow it
+  size_t a = src.find("struct pl_sk_plan");
+  if (a == std::string::npos) a = src.find("extern \"C\" __device__ bool pl_tile_at(");
   const size_t b = src.find("extern \"C\" __device__ unsigned char* pl_partials(", a);
   if (a == std::string::npos || b == std::string::npos) return {};
   std::string text = src.substr(a, b - a);
@@ -72,7 +74,7 @@ std::string scheduler(const Config& k, const std::filesystem::path& dir, size_t 
 
 TEST(SplitTiles, EveryKSliceOnceEveryTileEmittedOncePeersExact) {
   std::vector<Config> configs;
-  for (const char* schedule : {"split-k", "stream-k", "stream-k:0"}) {
+  for (const char* schedule : {"split-k", "stream-k", "stream-k:0", "data-parallel"}) {
     configs.push_back({"row_major", 0, schedule});
     configs.push_back({"col_major", 0, schedule});
     configs.push_back({"grouped", 3, schedule});
@@ -108,7 +110,7 @@ int main() {
             pl::Args args{};
             args.word[0] = k;
             args.word[1] = tm * 128u - 3u;  // M, N: not multiples of the tile
-            args.word[2] = tn * 128u;
+            args.word[2] = tn * 128u - 7u;  // (the last column of tiles has 121)
             gridDim.x = grid;
             const unsigned kt = (k + 63u) / 64u, tiles = tm * tn;
             std::map<std::pair<unsigned, unsigned>, int> slices;   // (linear tile, slice) -> count
@@ -127,7 +129,7 @@ int main() {
                 const unsigned lin = u.tile.linear;
                 if (lin >= tiles || u.tile.m >= tm || u.tile.n >= tn) { fail("a unit outside the extent", b, i); continue; }
                 // rows / cols: the tile's part of the extent (M = tm * 128 - 3: the last row of tiles has 125)
-                if (u.tile.rows != (u.tile.m + 1u < tm ? 128u : 125u) || u.tile.cols != 128u) fail("a unit's rows / cols are not its part of the extent", b, i);
+                if (u.tile.rows != (u.tile.m + 1u < tm ? 128u : 125u) || u.tile.cols != (u.tile.n + 1u < tn ? 128u : 121u)) fail("a unit's rows / cols are not its part of the extent", b, i);
                 if (u.k_begin > u.k_end || u.k_end > kt || (kt > 0 && u.k_begin == u.k_end)) fail("an empty or bad k range", b, i);
                 for (unsigned s = u.k_begin; s < u.k_end; ++s) ++slices[{lin, s}];
                 if (u.emit) {
@@ -145,7 +147,7 @@ int main() {
               unsigned n = 0;
               for (; c.tile(&args, n, &t) && n < 10000; ++n)
                 if (n >= emitted.size() || t.linear != emitted[n]) { fail("pl_tile_at differs from the emitting units", b, n); break; }
-                else if (t.rows != (t.m + 1u < tm ? 128u : 125u) || t.cols != 128u) fail("pl_tile_at's rows / cols are not the tile's part of the extent", b, n);
+                else if (t.rows != (t.m + 1u < tm ? 128u : 125u) || t.cols != (t.n + 1u < tn ? 128u : 121u)) fail("pl_tile_at's rows / cols are not the tile's part of the extent", b, n);
               if (n < emitted.size()) fail("pl_tile_at ends before the emitting units", b, n);
             }
             if (emitter.size() != tiles) fail("a tile is never emitted", 0, 0);

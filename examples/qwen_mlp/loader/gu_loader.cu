@@ -4,12 +4,11 @@
 // one A slice X[t.m * tile_m + (0..tile_m), k0 + (0..tile_k)] and two B blocks of tile_n rows of
 // W each: rows t.n * n_step + (0..tile_n) and the same plus b_stride. For the fused gate/up
 // SwiGLU, n_step = tile_n and b_stride = I (gate rows, then the matching up rows); for a plain
-// GEMM over all of W, n_step = 2 tile_n and b_stride = tile_n (two adjacent blocks), or with
-// -DGU_W_ONE_BOX=1 one block of 2 tile_n rows from t.n * n_step (below).
+// GEMM over all of W, n_step = 2 tile_n and b_stride = tile_n (two adjacent blocks).
 // All the copies complete on the stage's full mbarrier; the byte count comes from the link.
 //
 // Assumes: x_map / w_map are 2-D tensor maps over X [M, K] and W [rows, K] (bf16), boxes
-// {tile_k, tile_m} and {tile_k, tile_n} ({tile_k, 2 tile_n} with GU_W_ONE_BOX), 128-byte swizzle;
+// {tile_k, tile_m} and {tile_k, tile_n}, 128-byte swizzle;
 // K % tile_k == 0 (the boxes come from the link: PL_COPIES below ties the copy count to them).
 // Rows past M read as zeros (TMA out-of-bounds fill). One thread issues everything.
 // gu_loader.contract.h: generated from contract.toml, contract_narrow.toml, contract_small.toml,
@@ -31,20 +30,15 @@ PL_FACT_DECL(unsigned, stages);
 #ifndef GU_UNITS
 #define GU_UNITS 0
 #endif
-// -DGU_W_ONE_BOX=1 (contract_onebox.toml: a plain GEMM whose B slice is 2 tile_n adjacent rows of W):
-// one W copy of 2 tile_n rows per stage instead of two of tile_n, so tile_n need not keep the second
-// copy on a swizzle atom (tile_n = 100: a 200-row box; b_stride is not read).
-#ifndef GU_W_ONE_BOX
-#define GU_W_ONE_BOX 0
-#endif
-static_assert(!(GU_W_ONE_BOX && (GU_PDL_PREFETCH || GU_UNITS)), "GU_W_ONE_BOX: the plain tile loop");
+// (-DGU_W_ONE_BOX=1, one W copy of 2 tile_n rows for the 128 x 200 GEMM probe of sessions 21-22: removed
+// with it, commit 0c1fed5.)
 
 // What this code compiles in beyond the header's records, checked against the contracts.
 PL_PROVIDE_LINKED(gu_loader_main, stages);  // the ring's depth comes from the slots
-// The copies per stage: X's slice in one, W's in two blocks of tile_n rows (one of 2 tile_n rows with
-// GU_W_ONE_BOX), checked against the boxes the contract's tensors and boxes resolve to.
+// The copies per stage: X's slice in one, W's in two blocks of tile_n rows, checked against the
+// boxes the contract's tensors and boxes resolve to.
 PL_COPIES(gu_loader_main, x_map, 1);
-PL_COPIES(gu_loader_main, w_map, GU_W_ONE_BOX ? 1 : 2);
+PL_COPIES(gu_loader_main, w_map, 2);
 
 PL_COMPONENT(gu_loader_main) {
   namespace C = pl_contract::gu_loader_main;
@@ -60,10 +54,6 @@ PL_COMPONENT(gu_loader_main) {
 #endif
   const unsigned n_step = C::param::n_step::get(ctx), b_stride = C::param::b_stride::get(ctx);
   const unsigned b_block_bytes = tile_n * tile_k * 2u;
-#if GU_W_ONE_BOX
-  (void)b_block_bytes;
-  (void)b_stride;
-#endif
 
   C::Out_ab w(ctx);
 #if !GU_UNITS
@@ -113,9 +103,7 @@ PL_COMPONENT(gu_loader_main) {
       unsigned char* b = w.b<unsigned char>(ctx);
       pl::tma_load_2d(w.a<unsigned char>(ctx), x_map, w.full_bar(), k0, row_a);
       pl::tma_load_2d(b, w_map, w.full_bar(), k0, row_b);
-#if !GU_W_ONE_BOX
       pl::tma_load_2d(b + b_block_bytes, w_map, w.full_bar(), k0, row_b + static_cast<int>(b_stride));
-#endif
       w.advance();
     }
   }

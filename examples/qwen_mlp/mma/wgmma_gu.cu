@@ -8,7 +8,7 @@
 // and a B slice [2 tile_n x 64] (rows [0, tile_n) = gate block, [tile_n, 2 tile_n) = up block),
 // both K-major with the 128-byte swizzle TMA writes. Per k16 step the warpgroup issues one
 // m64n{tile_n}k16 wgmma for the gate block and one for the up block, or with -DGU_PAIR=1 (the
-// 128 x 100 / 104 / 112 / 120 builds) one m64n{2 tile_n}k16 over both.
+// 128 x 104 / 112 / 120 builds) one m64n{2 tile_n}k16 over both.
 //
 // At the end of a tile it rounds both accumulators to bf16 and stores them into the "acc" stage,
 // row-major [tile_m x 2 tile_n]: gate in columns [0, tile_n), up in [tile_n, 2 tile_n). Whoever
@@ -87,20 +87,14 @@
 #ifndef GU_INFLIGHT
 #define GU_INFLIGHT 0
 #endif
-// -DGU_PAIR=1 (the tiles split by rows, tile_n 128, 120, 112, 104 or 100): each k16 step issues one
+// -DGU_PAIR=1 (the tiles split by rows, tile_n 128, 120, 112 or 104): each k16 step issues one
 // m64n{2 tile_n}k16 over the gate and up blocks together (they are adjacent rows of the B slice)
 // instead of two m64n{tile_n}k16, so the warpgroup reads its A slice once per step.
 #ifndef GU_PAIR
 #define GU_PAIR 0
 #endif
-// -DGU_FLAT=1 (with GU_PAIR, the plain GEMM only: contract_n100.toml): the accumulator's 2 tile_n
-// columns are stored in order as one block, whatever tile_n is; gate and up are only names for the
-// two halves of the m64n{2 tile_n}k16 registers. With tile_n = 100 the halves split an n8 group (so
-// the gate / up store below, which needs tile_n % 8 == 0, cannot serve), and the B slice is one
-// 200-row box (gu_loader -DGU_W_ONE_BOX=1): a plain GEMM over W in 200-column tiles.
-#ifndef GU_FLAT
-#define GU_FLAT 0
-#endif
+// (-DGU_FLAT=1, the 2 tile_n accumulator columns stored in order for the 128 x 200 GEMM probe of
+// sessions 21-22 (tile_n = 100): removed with it, commit 0c1fed5.)
 // -DGU_UNITS=1 (contract_*_sk.toml: [tiles] k_extent, k_tile, partial_bytes): walks work units
 // (pl::unit_at) instead of whole tiles, so a link under --tile-schedule stream-k may split a tile's
 // k slices across blocks. A unit that does not hold the tile's first slice stores its f32
@@ -143,11 +137,9 @@ constexpr unsigned kCols = kSplitN ? kTileN / kInstances : kTileN;  // columns p
 constexpr unsigned kAcc = kCols / 2;  // f32 accumulator registers per thread per block
 static_assert(GU_TILE_M || kTileM == (kSplitN ? 64u : 64u * kInstances), "64 rows per warpgroup");
 static_assert(kTileK * 2 == 128, "K slices are 128 bytes: one 128-byte swizzle row");
-static_assert(!GU_PAIR || ((kTileN == 128 || kTileN == 120 || kTileN == 112 || kTileN == 104 || kTileN == 100) && !kSplitN && !GU_TILE_M),
-              "GU_PAIR: the tiles split by rows, tile_n 128, 120, 112, 104 or 100 (the pair wrappers gen_wgmma.py writes)");
-static_assert(!GU_FLAT || (GU_PAIR && !GU_SWIGLU && !GU_ACC_PANELS && !GU_UNITS && !GU_INFLIGHT),
-              "GU_FLAT: the pair loop of the plain GEMM, row-major acc stage, whole tiles");
-static_assert(GU_FLAT || kTileN % 8 == 0, "the gate / up stores take whole n8 groups: tile_n % 8 == 0 (else GU_FLAT)");
+static_assert(!GU_PAIR || ((kTileN == 128 || kTileN == 120 || kTileN == 112 || kTileN == 104) && !kSplitN && !GU_TILE_M),
+              "GU_PAIR: the tiles split by rows, tile_n 128, 120, 112 or 104 (the pair wrappers gen_wgmma.py writes)");
+static_assert(kTileN % 8 == 0, "the gate / up stores take whole n8 groups: tile_n % 8 == 0");
 
 namespace C = pl_contract::wgmma_gu_main;
 
@@ -162,14 +154,12 @@ __device__ __forceinline__ void mma_pair(float (&g)[kAcc], float (&u)[kAcc], uns
   wgmma_m64n240k16_pair(g, u, da, db, scale_d);
 #elif GU_TILE_N == 112
   wgmma_m64n224k16_pair(g, u, da, db, scale_d);
-#elif GU_TILE_N == 100
-  wgmma_m64n200k16_pair(g, u, da, db, scale_d);
 #else
   wgmma_m64n208k16_pair(g, u, da, db, scale_d);
 #endif
 }
 #endif
-#if !(GU_PAIR && (GU_TILE_N == 100 || GU_TILE_N == 112 || GU_TILE_N == 120))  // these blocks are only built as a pair
+#if !(GU_PAIR && (GU_TILE_N == 112 || GU_TILE_N == 120))  // these blocks are only built as a pair
 __device__ __forceinline__ void mma_step(float (&d)[kAcc], unsigned long long da, unsigned long long db, int scale_d) {
 #if GU_TILE_N == 128 && !GU_SPLIT_N
   wgmma_m64n128k16(d, da, db, scale_d);
@@ -531,18 +521,6 @@ PL_COMPONENT(wgmma_gu_main) {
     unsigned char* stage = out.tile<unsigned char>(ctx);
     const unsigned r = row0 + warp * 16u + (lane >> 2);
     const unsigned row_bytes = 2u * kTileN * 2u;
-#if GU_FLAT
-    // Register i of the m64n{2 tile_n} accumulator (gate[i] for i < kAcc, up[i - kAcc] after) is
-    // row r + 8 ((i / 2) % 2), column 8 (i / 4) + 2 (lane % 4) + i % 2 of the 2 tile_n columns.
-#pragma unroll
-    for (unsigned j = 0; j < 2u * kTileN / 8u; ++j)
-#pragma unroll
-      for (unsigned h = 0; h < 2; ++h) {
-        const unsigned i = 4u * j + 2u * h;
-        const float v0 = i < kAcc ? gate[i] : up[i - kAcc], v1 = i + 1u < kAcc ? gate[i + 1u] : up[i + 1u - kAcc];
-        *reinterpret_cast<unsigned*>(stage + (r + 8u * h) * row_bytes + (8u * j + 2u * (lane & 3u)) * 2u) = pack_bf16(v0, v1);
-      }
-#else
 #pragma unroll
     for (unsigned j = 0; j < kAcc / 4; ++j) {
       const unsigned col = col0 + 8u * j + 2u * (lane & 3u);
@@ -555,7 +533,6 @@ PL_COMPONENT(wgmma_gu_main) {
         *u = pack_bf16(up[4 * j + 2 * h], up[4 * j + 2 * h + 1]);
       }
     }
-#endif  // GU_FLAT
     // arrive = "one" per warpgroup: each thread fences its stores (the consumer may read "acc"
     // through the async proxy, a TMA store), named barrier wg_sync, then thread 0 arrives.
     out.commit(ctx);
