@@ -171,7 +171,7 @@ void load_kernel(TestKernel& k) {
     pipelink::Module::TensorBox ob;
     const bool panels = k.mod.tensor_box("out_map", ob) && ob.swizzle == "128B";
     if (!k.probe && panels != k.panels)
-      die(k.label + ": the label says the accumulator stage is " + (k.panels ? "" : "not ") + "the four 64-column panels, but "
+      die(k.label + ": the label says the accumulator stage is " + (k.panels ? "" : "not ") + "64-column panels (four, or two for the token tiles), but "
           "the link's out_map box is " + ob.dtype + "[" + std::to_string(ob.rows) + "x" + std::to_string(ob.cols) + "] swizzle " +
           ob.swizzle + " (" + k.map + ")");
     k.panels = panels;

@@ -94,7 +94,7 @@ inline bool has_panels(const std::string& label) {
 // T = 144, 160 or 176, the one with the fewest padded tokens ceil(M / T) * T), linked under
 // stream-k (-sk) when their tiles fill fewer than 8 rounds, else split-k (-splitk): 400 column
 // tiles are 3 rounds of 132 and 4 tiles per token tile, so the last round's few tiles run as k
-// pieces on every SM. Their cost in the rule's units (tile_n of a 128 x 2 tile_n tile, per round) is
+// pieces across the SMs. Their cost in the rule's units (tile_n of a 128 x 2 tile_n tile, per round) is
 // 1.09 * tiles / SMs * T / 2: the split's k pieces, and a tile that is ~5-12% slower per unit of
 // work than the 128-row tiles. The factor comes from results/s22/c1 (sustained), where the token
 // tile against the rule's 128-row pick was 0.938 at M = 320, 1.016 at 448, 0.950 at 576, 0.959 at

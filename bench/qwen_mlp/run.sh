@@ -60,6 +60,9 @@ add --probe gemm-small16-swap gemm_small16_swap
 add --probe fused-small16-swap fused_small16_swap
 # Session 22: the 160-token tile data-parallel (the ablation of the token tiles' stream-k / split-k).
 add --probe gemm-tok160 gemm_tok160
+# and the fused kernel on the token tiles (the SwiGLU warps reading the two panels; built at the end of
+# session 22 and not measured there).
+for T in 144 160 176; do add --probe fused-tok$T-sk fused_tok${T}_sk; add --probe fused-tok$T-splitk fused_tok${T}_splitk; done
 if [ ${#args[@]} -eq 0 ]; then
   echo "run.sh: FAIL: no PipeLink kernel found under $K; nothing would run"
   exit 2

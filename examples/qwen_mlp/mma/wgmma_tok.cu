@@ -23,7 +23,7 @@
 // -DTOK_UNITS=1 (contract_tok*_sk.toml: [tiles] k_extent, k_tile, partial_bytes): walks work units
 // (pl::unit_at), so a link under --tile-schedule stream-k or split-k may cut the tiles of the last
 // partial round along k. 400 column tiles are 3 rounds of 132 and 4 tiles: every token tile count
-// leaves a few tiles for a last round, which then runs as short k pieces on every SM. A unit that
+// leaves a few tiles for a last round, which then runs as short k pieces across the SMs. A unit that
 // does not hold its tile's first slice stores its f32 accumulators as its block's partial
 // (register j of thread t at j * 128 + t; partial_bytes = 4 * kAcc * 128 = 256 * tile_m) and emits
 // nothing; the unit holding the first slice adds its peers' partials, in block order, then emits.

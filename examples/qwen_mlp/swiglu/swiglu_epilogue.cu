@@ -20,7 +20,11 @@
 #endif
 // With -DSWIGLU_PANELS=2 (contract_pp.toml, header swiglu_epilogue_sw2.contract.h) "acc" is two
 // such panels, gate p0 and up p1 (the ping-pong main loop's tile); tile_n = 64.
-#if SWIGLU_PANELS == 2
+// Both, -DSWIGLU_PANELS=2 -DSWIGLU_ROWS16=1 (contract_tok.toml, header swiglu_epilogue_sw2r16.contract.h):
+// the token-tile main loop's two panels (tile_m = 144 / 160 / 176) into 16-row "out" stages.
+#if SWIGLU_PANELS == 2 && SWIGLU_ROWS16
+#include "swiglu_epilogue_sw2r16.contract.h"  // pipelink header contract_tok.toml
+#elif SWIGLU_PANELS == 2
 #include "swiglu_epilogue_sw2.contract.h"  // pipelink header contract_pp.toml
 #elif SWIGLU_PANELS
 #include "swiglu_epilogue_sw.contract.h"  // pipelink header contract_sw.toml
@@ -35,7 +39,7 @@ PL_FACT_DECL(unsigned, tile_n);
 
 namespace swiglu_epilogue {
 namespace C = pl_contract::swiglu_epilogue_main;
-constexpr unsigned kOutRows = C::Out_out::tensor::tile::rows;  // 64
+constexpr unsigned kOutRows = C::Out_out::tensor::tile::rows;  // 64, or 16 (SWIGLU_ROWS16)
 
 __device__ __forceinline__ float bf16_lo(unsigned v) { return __uint_as_float(v << 16); }
 __device__ __forceinline__ float bf16_hi(unsigned v) { return __uint_as_float(v & 0xFFFF0000u); }
