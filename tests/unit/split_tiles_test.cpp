@@ -90,7 +90,7 @@ TEST(SplitTiles, EveryKSliceOnceEveryTileEmittedOncePeersExact) {
        "typedef bool (*TileAt)(const pl::Args*, unsigned, pl::Tile*);\n";
   for (size_t k = 0; k < configs.size(); ++k) {
     const std::string text = scheduler(configs[k], dir, k);
-    ASSERT_FALSE(text.empty()) << "no split scheduler in the generated unit of config " << k;
+    ASSERT_FALSE(text.empty()) << "no scheduler in the generated unit of config " << k;
     h << text << "\n";
   }
   h << "struct Config { UnitAt unit; TileAt tile; const char* what; };\nstatic const Config configs[] = {\n";

@@ -30,8 +30,8 @@ PL_FACT_DECL(unsigned, stages);
 #ifndef GU_UNITS
 #define GU_UNITS 0
 #endif
-// (-DGU_W_ONE_BOX=1, one W copy of 2 tile_n rows for the 128 x 200 GEMM probe of sessions 21-22: removed
-// with it, commit 0c1fed5.)
+// (-DGU_W_ONE_BOX=1, one W copy of 2 tile_n rows for the 128 x 200 GEMM probe of sessions 21-22: added in 0c1fed5,
+// removed with that probe in session 22.)
 
 // What this code compiles in beyond the header's records, checked against the contracts.
 PL_PROVIDE_LINKED(gu_loader_main, stages);  // the ring's depth comes from the slots

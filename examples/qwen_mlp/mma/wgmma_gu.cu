@@ -94,7 +94,7 @@
 #define GU_PAIR 0
 #endif
 // (-DGU_FLAT=1, the 2 tile_n accumulator columns stored in order for the 128 x 200 GEMM probe of
-// sessions 21-22 (tile_n = 100): removed with it, commit 0c1fed5.)
+// sessions 21-22 (tile_n = 100): added in 0c1fed5, removed with that probe.)
 // -DGU_UNITS=1 (contract_*_sk.toml: [tiles] k_extent, k_tile, partial_bytes): walks work units
 // (pl::unit_at) instead of whole tiles, so a link under --tile-schedule stream-k may split a tile's
 // k slices across blocks. A unit that does not hold the tile's first slice stores its f32

@@ -15,6 +15,8 @@
 // the eight token rows one 8 x 8 store writes land in eight different bank groups). A TMA store
 // of two 64-column panels (tma_store -DTMA_STORE_PANELS=2) writes block i to output columns
 // t.n * 128 + 64 i: the plain GEMM over W's rows in order (the loader's n_step = 128, b_stride = 64).
+// With n_step = 64 and b_stride = I the blocks are a gate and its up block, and the SwiGLU warps
+// (swiglu_epilogue -DSWIGLU_PANELS=2 -DSWIGLU_ROWS16=1) read the two panels: the fused probe.
 //
 // Compile-time constants (wgmma shapes and register arrays need immediates): -DTOK_TILE_M (the
 // tokens, 128, 144, 160 or 176: gen_wgmma.py's list); tile_n = 64, tile_k = 64. The records below
