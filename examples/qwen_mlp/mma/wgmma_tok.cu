@@ -39,6 +39,14 @@
 #ifndef TOK_UNITS
 #define TOK_UNITS 0
 #endif
+// TOK_INFLIGHT (default 1): a stage's wgmma group stays in flight while the next stage's is issued;
+// the stage is released once wgmma.wait_group 1 says its group completed. A warpgroup's group per
+// stage is 4 x m64n{tile_m}k16 (wgmma_gu's: 8 x m64n128k16 or 4 x m64n256k16), so waiting for it to
+// drain before the next stage's wait and issue leaves the tensor pipe idle for a larger share.
+// -DTOK_INFLIGHT=0: the whole stage completes before its release (session 22's loop).
+#ifndef TOK_INFLIGHT
+#define TOK_INFLIGHT 1
+#endif
 
 namespace wgmma_tok {
 constexpr unsigned kTileM = TOK_TILE_M, kTileN = 64, kTileK = 64;
@@ -124,6 +132,9 @@ PL_COMPONENT(wgmma_tok_main) {
   const unsigned k_tiles = C::param::K::get(ctx) / kTileK;
 
   C::In_ab ab(ctx);
+#if TOK_INFLIGHT
+  C::In_ab done(ctx);  // the oldest stage not yet released: one behind ab while a group is in flight
+#endif
   C::Out_acc out(ctx);
   float d[kAcc];
 #if TOK_UNITS
@@ -146,11 +157,32 @@ PL_COMPONENT(wgmma_tok_main) {
       for (unsigned k = 0; k < kTileK / 16; ++k)
         mma(d, desc_sw128(b + k * 32u), desc_sw128(a + k * 32u), (kt > k_first || k > 0) ? 1 : 0);
       wgmma_commit();
+#if TOK_INFLIGHT
+      if (kt > k_first) {
+        wgmma_wait_one();  // the previous stage's group completed: its operands may be overwritten
+        fence_operands(d);
+        done.release(ctx);  // arrive = "warp"
+        done.advance();
+      }
+      ab.advance();
+    }
+    wgmma_wait_all();
+    fence_operands(d);
+#if TOK_UNITS
+    if (u.k_end > u.k_begin) {
+#else
+    if (k_tiles > 0) {
+#endif
+      done.release(ctx);  // the last stage of the tile (the unit)
+      done.advance();
+    }
+#else
       wgmma_wait_all();
       fence_operands(d);
       ab.release(ctx);  // arrive = "warp": the stage's wgmma reads are complete
       ab.advance();
     }
+#endif
 #if TOK_UNITS
     if (!unit_partials(ctx, u, d, threadIdx.x & 127u)) continue;  // a piece of a tile another block emits
 #endif
