@@ -543,7 +543,11 @@ constexpr const char* kVariants[] = {"fused", "fused-control", "fused-medium", "
                                      "gemm-tok144-sk", "gemm-tok144-sk-control", "gemm-tok144-splitk",
                                      "gemm-tok144-splitk-control", "gemm-tok160-sk", "gemm-tok160-sk-control",
                                      "gemm-tok160-splitk", "gemm-tok160-splitk-control", "gemm-tok176-sk",
-                                     "gemm-tok176-sk-control", "gemm-tok176-splitk", "gemm-tok176-splitk-control"};
+                                     "gemm-tok176-sk-control", "gemm-tok176-splitk", "gemm-tok176-splitk-control",
+                                     "fused-tok144-sk", "fused-tok144-sk-control", "fused-tok144-splitk",
+                                     "fused-tok144-splitk-control", "fused-tok160-sk", "fused-tok160-sk-control",
+                                     "fused-tok160-splitk", "fused-tok160-splitk-control", "fused-tok176-sk",
+                                     "fused-tok176-sk-control", "fused-tok176-splitk", "fused-tok176-splitk-control"};
 constexpr int kNumVariants = sizeof(kVariants) / sizeof(kVariants[0]);
 
 constexpr char kUsage[] =
@@ -560,7 +564,10 @@ constexpr char kUsage[] =
     "           fused-medium-swf-packed (its W-packed twin), each with -control;\n"
     "           gemm-n112, gemm-n120, fused-n112-swf, fused-n120-swf (128 x 112 / 128 x 120, one m64n{224,240}k16 per\n"
     "           k16 step; at 64 < M <= 1024 the one of these and 128 x 104 whose whole rounds on the SMs take least,\n"
-    "           or above 512 fused-/gemm-sw-splitk where its cut last wave costs less), each with -control\n"
+    "           or above 512 fused-/gemm-sw-splitk where its cut last wave costs less), each with -control;\n"
+    "           gemm-tok<T>-sk, gemm-tok<T>-splitk, fused-tok<T>-sk, fused-tok<T>-splitk, T = 144, 160, 176 (the token\n"
+    "           tiles: T tokens as the wgmma N, under stream-k / split-k; at 256 < M <= 1024 where their cost is below\n"
+    "           the 128-row tiles'), each with -control\n"
     "  --probe: a kernel timed and checked beside the others but never selected; LABEL starts with fused or gemm\n"
     "           (its maps' boxes are its link's: every x_map, w_map and out_map names its tensor in its contract)\n"
     "  --sustain-ms: before each timed region the contender runs back to back, untimed, for about MS ms, so the\n"

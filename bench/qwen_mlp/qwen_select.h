@@ -101,21 +101,33 @@ inline bool has_panels(const std::string& label) {
 // 704, 1.029 at 832 (against the split-k panel kernel) and 0.974 at 960: with 1.09 the rule takes it
 // at 320 / 576 / 704 and not at 448 / 832 / 960 (at 960 it forgoes 2.6%; with 1.07 it would also
 // take it at 448 / 832, 1.6% / 2.9% slower there, and at 960). The held-out points of
-// results/s22/c2 imply 1.11-1.20 (four of six faster than the 128-row pick, 720 1.2% slower). Only for the plain GEMM at 256 < M <= 1024 (128 tokens
-// at M = 256 were 1.15-1.20 x the best cuBLAS). Returns null where the rule does not apply or the
-// kernel is absent; cost receives the token tile's cost.
+// results/s22/c2 imply 1.11-1.20 (four of six faster than the 128-row pick, 720 1.2% slower). Only at
+// 256 < M <= 1024 (128 tokens at M = 256 were 1.15-1.20 x the best cuBLAS).
+// Session 23, fixed before the run that confirms it: the fused kernel takes its token tile by the
+// same rule (fused-tok<T>-<sched>: the W blocks gate and up, the SwiGLU warps reading the two
+// panels; the same 400 column tiles). In results/s23/s1 it was 0.890-0.952 x the fused kernel this
+// rule chose before at M = 288 / 320 / 400 / 528 / 800, where the GEMM takes a token tile; there,
+// with a group in flight (wgmma_tok.cu TOK_INFLIGHT), the GEMM's token tile was 0.963-0.994 x
+// session 22's. Refitted after results/s23/s2, before the run that confirms it (s3): the GEMM's
+// factor is 1.05, the fused kernel's stays 1.09. In s2 the token tile's ratio to the 128-row pick
+// times the model's break-even factor (the pick's cost over tiles / SMs * T / 2) gives the factor the
+// data imply: for the GEMM (with a group in flight) 1.035-1.085 over eight M, median ~1.05 (448:
+// 0.986 x gemm-n112, 960: 0.971 x gemm-medium-s4, both left out by 1.09); for the fused kernel
+// 1.048-1.12, median ~1.08 (448: 1.029 x fused-n112-swf, 608: 1.016). Returns null where the rule
+// does not apply or the kernel is absent; cost receives the token tile's cost.
 inline const Candidate* token_tile(const std::string& kind, unsigned M, unsigned sms, const std::vector<Candidate>& kernels,
                                    double& cost) {
-  if (kind != "gemm" || M <= 256 || M > 1024) return nullptr;
+  if ((kind != "gemm" && kind != "fused") || M <= 256 || M > 1024) return nullptr;
+  const double factor = kind == "gemm" ? 1.05 : 1.09;
   const Candidate* pick = nullptr;
   unsigned pick_padded = 0;
   for (const unsigned T : {144u, 160u, 176u})
     for (const Candidate& k : kernels) {
       if (k.probe || !is_token_tile(k.label) || k.tile_m != T) continue;
       const double tiles = double((M + T - 1) / T) * double((kInter + k.tile_n - 1) / k.tile_n);
-      if (k.label != "gemm-tok" + std::to_string(T) + (tiles < 8.0 * sms ? "-sk" : "-splitk")) continue;
+      if (k.label != kind + "-tok" + std::to_string(T) + (tiles < 8.0 * sms ? "-sk" : "-splitk")) continue;
       const unsigned padded = (M + T - 1) / T * T;
-      if (!pick || padded < pick_padded) pick = &k, pick_padded = padded, cost = 1.09 * tiles / sms * T / 2.0;
+      if (!pick || padded < pick_padded) pick = &k, pick_padded = padded, cost = factor * tiles / sms * T / 2.0;
     }
   return pick;
 }

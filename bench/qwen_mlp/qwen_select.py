@@ -17,28 +17,30 @@ EXTRA = ["gemm_sw", "fused_sw", "gemm_cluster_sw", "fused_cluster_sw", "gemm_sw_
          "gemm_small16_swap_packed", "fused_medium_packed", "gemm_medium_packed", "gemm_medium_s4", "fused_medium_swf",
          "fused_medium_swf_packed", "gemm_n112", "gemm_n120", "fused_n112_swf", "fused_n120_swf",
          "gemm_tok144_sk", "gemm_tok144_splitk", "gemm_tok160_sk", "gemm_tok160_splitk", "gemm_tok176_sk",
-         "gemm_tok176_splitk"]
+         "gemm_tok176_splitk", "fused_tok144_sk", "fused_tok144_splitk", "fused_tok160_sk", "fused_tok160_splitk",
+         "fused_tok176_sk", "fused_tok176_splitk"]
 
 
 def token_tile(ks, kind: str, M: int, sms: int):
-    """Session 22 (the C++ rule, qwen_select.h, where the factor 1.09 is explained): the plain GEMM's
-    token tile gemm_tok<T> at 256 < M <= 1024, T = 144, 160 or 176 with the fewest padded tokens
-    ceil(M / T) * T, under stream-k (_sk) when its tiles fill fewer than 8 rounds, else split-k
-    (_splitk); returns (name, cost) with cost = 1.09 * tiles / SMs * T / 2 in the 128-row rule's
-    units, or None where it does not apply or the kernel is absent."""
-    if kind != "gemm" or M <= 256 or M > 1024:
+    """Session 22 (the C++ rule, qwen_select.h, where the factors are explained): the kind's token
+    tile <kind>_tok<T> at 256 < M <= 1024 (the fused kernel's since session 23), T = 144, 160 or 176
+    with the fewest padded tokens ceil(M / T) * T, under stream-k (_sk) when its tiles fill fewer
+    than 8 rounds, else split-k (_splitk); returns (name, cost) with cost = f * tiles / SMs * T / 2
+    in the 128-row rule's units (f = 1.05 for the GEMM since session 23, 1.09 for the fused kernel),
+    or None where it does not apply or the kernel is absent."""
+    if kind not in ("gemm", "fused") or M <= 256 or M > 1024:
         return None
     pick, pick_padded, cost = None, 0, 0.0
     for T in (144, 160, 176):
-        for name in ("gemm_tok%d_sk" % T, "gemm_tok%d_splitk" % T):
+        for name in ("%s_tok%d_sk" % (kind, T), "%s_tok%d_splitk" % (kind, T)):
             if name not in ks or ks[name].fact("tile_m") != T:
                 continue
             tiles = math.ceil(M / T) * math.ceil(INTER / ks[name].fact("tile_n"))
-            if name != "gemm_tok%d_%s" % (T, "sk" if tiles < 8 * sms else "splitk"):
+            if name != "%s_tok%d_%s" % (kind, T, "sk" if tiles < 8 * sms else "splitk"):
                 continue
             padded = math.ceil(M / T) * T
             if pick is None or padded < pick_padded:
-                pick, pick_padded, cost = name, padded, 1.09 * tiles / sms * T / 2.0
+                pick, pick_padded, cost = name, padded, (1.05 if kind == "gemm" else 1.09) * tiles / sms * T / 2.0
     return None if pick is None else (pick, cost)
 
 
@@ -75,7 +77,7 @@ def select(ks, kind: str, M: int, sms: int) -> str:
             c = 1.04 * math.ceil(M / tm) * math.ceil(INTER / tn) / sms * tn
             if c < choice_cost:
                 choice, choice_cost = sk, c
-        # and, session 22, the plain GEMM's token tile where its cost is below that (token_tile)
+        # and, session 22, the token tile where its cost is below that (token_tile; the fused kernel's since session 23)
         tok = token_tile(ks, kind, M, sms) if pick is not None else None
         if tok is not None and tok[1] < choice_cost:
             choice = tok[0]

@@ -46,7 +46,10 @@ for k in fused fused_control fused_medium fused_medium_control fused_narrow fuse
          fused_n112_swf fused_n112_swf_control fused_n120_swf fused_n120_swf_control \
          gemm_tok144_sk gemm_tok144_sk_control gemm_tok144_splitk gemm_tok144_splitk_control \
          gemm_tok160_sk gemm_tok160_sk_control gemm_tok160_splitk gemm_tok160_splitk_control \
-         gemm_tok176_sk gemm_tok176_sk_control gemm_tok176_splitk gemm_tok176_splitk_control; do
+         gemm_tok176_sk gemm_tok176_sk_control gemm_tok176_splitk gemm_tok176_splitk_control \
+         fused_tok144_sk fused_tok144_sk_control fused_tok144_splitk fused_tok144_splitk_control \
+         fused_tok160_sk fused_tok160_sk_control fused_tok160_splitk fused_tok160_splitk_control \
+         fused_tok176_sk fused_tok176_sk_control fused_tok176_splitk fused_tok176_splitk_control; do
   add "--${k//_/-}" "$k"
 done
 # Timed and checked beside the others, never selected (--probe): the ping-pong GEMM (session 12),
@@ -60,9 +63,6 @@ add --probe gemm-small16-swap gemm_small16_swap
 add --probe fused-small16-swap fused_small16_swap
 # Session 22: the 160-token tile data-parallel (the ablation of the token tiles' stream-k / split-k).
 add --probe gemm-tok160 gemm_tok160
-# and the fused kernel on the token tiles (the SwiGLU warps reading the two panels; built at the end of
-# session 22 and not measured there).
-for T in 144 160 176; do add --probe fused-tok$T-sk fused_tok${T}_sk; add --probe fused-tok$T-splitk fused_tok${T}_splitk; done
 if [ ${#args[@]} -eq 0 ]; then
   echo "run.sh: FAIL: no PipeLink kernel found under $K; nothing would run"
   exit 2
