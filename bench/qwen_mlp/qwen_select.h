@@ -23,9 +23,9 @@ struct Candidate {
   bool panels = false, probe = false, packed_w = false;
 };
 
-// The token-tile GEMM kernels (gemm-tok<T>-sk / -splitk: wgmma_tok.cu, T tokens x 128 columns,
-// the tokens as the wgmma N). Their accumulator stage is two 64-column panels; only the session-22
-// rule below selects them.
+// The token-tile kernels (gemm-tok<T>-sk / -splitk and, since session 23, fused-tok<T>-sk / -splitk:
+// wgmma_tok.cu, T tokens x 128 W rows, the tokens as the wgmma N). Their accumulator stage is two
+// 64-column panels; only token_tile() below selects them.
 inline bool is_token_tile(const std::string& label) { return label.find("-tok") != std::string::npos; }
 
 // The label names the panel kernels: "-sw" at the end, before a '-', or before a digit; and the
@@ -108,17 +108,21 @@ inline bool has_panels(const std::string& label) {
 // panels; the same 400 column tiles). In results/s23/s1 it was 0.890-0.952 x the fused kernel this
 // rule chose before at M = 288 / 320 / 400 / 528 / 800, where the GEMM takes a token tile; there,
 // with a group in flight (wgmma_tok.cu TOK_INFLIGHT), the GEMM's token tile was 0.963-0.994 x
-// session 22's. Refitted after results/s23/s2, before the run that confirms it (s3): the GEMM's
-// factor is 1.05, the fused kernel's stays 1.09. In s2 the token tile's ratio to the 128-row pick
-// times the model's break-even factor (the pick's cost over tiles / SMs * T / 2) gives the factor the
-// data imply: for the GEMM (with a group in flight) 1.035-1.085 over eight M, median ~1.05 (448:
-// 0.986 x gemm-n112, 960: 0.971 x gemm-medium-s4, both left out by 1.09); for the fused kernel
-// 1.048-1.12, median ~1.08 (448: 1.029 x fused-n112-swf, 608: 1.016). Returns null where the rule
-// does not apply or the kernel is absent; cost receives the token tile's cost.
+// session 22's (the selected tile at each M; tok176-sk was 1.006-1.027 x its old build at 288 /
+// 400 / 528, where it is not selected). Refitted after results/s23/s2: the GEMM's factor is
+// 1.06, the fused kernel's stays 1.09. In s2 the token tile's ratio to the 128-row pick times the
+// model's break-even factor (the pick's cost over tiles / SMs * T / 2) gives the factor the data
+// imply: for the GEMM (with a group in flight) 1.035-1.085 over eight M, median 1.056 (448: 0.986 x
+// gemm-n112, 960: 0.971 x gemm-medium-s4, both left out by 1.09); for the fused kernel 1.049-1.12,
+// median ~1.08 (448: 1.029 x fused-n112-swf, 608: 1.016). s3 tried 1.05 (the median misread) at
+// held-out M: the token tile / the old pick 0.986 at 464, 0.968 at 928, 1.008 (noise) at 848,
+// 1.022 slower at 872, whose break-even 1.059 is the one point 1.05 and 1.06 decide differently:
+// 1.06 leaves 865-880 to the split-k kernel. s3 is not held out for 1.06. Returns null where the
+// rule does not apply or the kernel is absent; cost receives the token tile's cost.
 inline const Candidate* token_tile(const std::string& kind, unsigned M, unsigned sms, const std::vector<Candidate>& kernels,
                                    double& cost) {
   if ((kind != "gemm" && kind != "fused") || M <= 256 || M > 1024) return nullptr;
-  const double factor = kind == "gemm" ? 1.05 : 1.09;
+  const double factor = kind == "gemm" ? 1.06 : 1.09;
   const Candidate* pick = nullptr;
   unsigned pick_padded = 0;
   for (const unsigned T : {144u, 160u, 176u})

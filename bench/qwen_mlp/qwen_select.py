@@ -10,8 +10,9 @@ import math
 INTER = 25600  # H's width: the gate (and up) width of the Qwen3-32B MLP
 
 VARIANTS = ["fused", "fused_medium", "fused_narrow", "fused_small", "gemm", "gemm_medium", "gemm_narrow", "gemm_small"]
-# Timed beside the selected kernels where present, not selected: gemm_sw, the 128 x 128 GEMM whose
-# accumulator stage is four 128-byte-swizzled 64-column panels (no bank conflicts on its stores).
+# The other kernels the benches load where present; select() below names the ones it may take (e.g.
+# gemm_sw, the 128 x 128 GEMM whose accumulator stage is four 128-byte-swizzled 64-column panels, is
+# timed beside the selected kernels and never selected).
 EXTRA = ["gemm_sw", "fused_sw", "gemm_cluster_sw", "fused_cluster_sw", "gemm_sw_pair", "fused_sw_pair", "gemm_sw_splitk",
          "fused_sw_splitk", "gemm_small16", "fused_small16", "fused_pp_g8", "fused_small16_swap_packed",
          "gemm_small16_swap_packed", "fused_medium_packed", "gemm_medium_packed", "gemm_medium_s4", "fused_medium_swf",
@@ -26,7 +27,7 @@ def token_tile(ks, kind: str, M: int, sms: int):
     tile <kind>_tok<T> at 256 < M <= 1024 (the fused kernel's since session 23), T = 144, 160 or 176
     with the fewest padded tokens ceil(M / T) * T, under stream-k (_sk) when its tiles fill fewer
     than 8 rounds, else split-k (_splitk); returns (name, cost) with cost = f * tiles / SMs * T / 2
-    in the 128-row rule's units (f = 1.05 for the GEMM since session 23, 1.09 for the fused kernel),
+    in the 128-row rule's units (f = 1.06 for the GEMM since session 23, 1.09 for the fused kernel),
     or None where it does not apply or the kernel is absent."""
     if kind not in ("gemm", "fused") or M <= 256 or M > 1024:
         return None
@@ -40,7 +41,7 @@ def token_tile(ks, kind: str, M: int, sms: int):
                 continue
             padded = math.ceil(M / T) * T
             if pick is None or padded < pick_padded:
-                pick, pick_padded, cost = name, padded, (1.05 if kind == "gemm" else 1.09) * tiles / sms * T / 2.0
+                pick, pick_padded, cost = name, padded, (1.06 if kind == "gemm" else 1.09) * tiles / sms * T / 2.0
     return None if pick is None else (pick, cost)
 
 

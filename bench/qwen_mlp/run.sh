@@ -63,6 +63,8 @@ add --probe gemm-small16-swap gemm_small16_swap
 add --probe fused-small16-swap fused_small16_swap
 # Session 22: the 160-token tile data-parallel (the ablation of the token tiles' stream-k / split-k).
 add --probe gemm-tok160 gemm_tok160
+# Session 23: 208-token tiles (two token tiles at M = 385-416; built, not yet measured).
+for s in sk splitk; do add --probe gemm-tok208-$s gemm_tok208_$s; add --probe fused-tok208-$s fused_tok208_$s; done
 if [ ${#args[@]} -eq 0 ]; then
   echo "run.sh: FAIL: no PipeLink kernel found under $K; nothing would run"
   exit 2

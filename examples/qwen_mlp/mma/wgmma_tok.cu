@@ -16,10 +16,10 @@
 // of two 64-column panels (tma_store -DTMA_STORE_PANELS=2) writes block i to output columns
 // t.n * 128 + 64 i: the plain GEMM over W's rows in order (the loader's n_step = 128, b_stride = 64).
 // With n_step = 64 and b_stride = I the blocks are a gate and its up block, and the SwiGLU warps
-// (swiglu_epilogue -DSWIGLU_PANELS=2 -DSWIGLU_ROWS16=1) read the two panels: the fused probe.
+// (swiglu_epilogue -DSWIGLU_PANELS=2 -DSWIGLU_ROWS16=1) read the two panels: the fused kernel.
 //
 // Compile-time constants (wgmma shapes and register arrays need immediates): -DTOK_TILE_M (the
-// tokens, 128, 144, 160 or 176: gen_wgmma.py's list); tile_n = 64, tile_k = 64. The records below
+// tokens, 128, 144, 160, 176 or 208: gen_wgmma.py's list); tile_n = 64, tile_k = 64. The records below
 // declare them, so an object links only under a contract providing the same values.
 //
 // -DTOK_UNITS=1 (contract_tok*_sk.toml: [tiles] k_extent, k_tile, partial_bytes): walks work units
@@ -56,7 +56,9 @@ static_assert(kTileK * 2 == 128, "K slices are 128 bytes: one 128-byte swizzle r
 namespace C = pl_contract::wgmma_tok_main;
 
 __device__ __forceinline__ void mma(float (&d)[kAcc], unsigned long long da, unsigned long long db, int scale_d) {
-#if TOK_TILE_M == 176
+#if TOK_TILE_M == 208
+  wgmma_m64n208k16(d, da, db, scale_d);
+#elif TOK_TILE_M == 176
   wgmma_m64n176k16(d, da, db, scale_d);
 #elif TOK_TILE_M == 160
   wgmma_m64n160k16(d, da, db, scale_d);
@@ -133,7 +135,9 @@ PL_COMPONENT(wgmma_tok_main) {
 
   C::In_ab ab(ctx);
 #if TOK_INFLIGHT
-  C::In_ab done(ctx);  // the oldest stage not yet released: one behind ab while a group is in flight
+  // the oldest stage not yet released: one behind ab while a group is in flight (so the ring needs
+  // 2 stages at least: the contracts' [use] stages = { min = 2 })
+  C::In_ab done(ctx);
 #endif
   C::Out_acc out(ctx);
   float d[kAcc];
