@@ -195,39 +195,13 @@ __device__ __forceinline__ float silu_mul(float g, float u) {
   return fmaf(hg, t, hg) * u;
 }
 #if GU_UNITS
-// The split-k part of a unit's end, for both bodies below. A unit that does not emit its tile stores
-// its f32 accumulators as its block's partial (fragment order: register j of thread t at
-// j * 128 + t, gate then up), publishes it and returns false; the unit that emits adds its peers'
-// partials, in block order (deterministic), and returns true.
+// The split-k part of a unit's end, for both bodies below (pl::unit_partials): a unit that does not
+// emit its tile stores gate then up as its block's partial (register j of thread t at j * 128 + t)
+// and returns false; the unit that emits adds its peers' partials and returns true.
 // tid: this thread within the warpgroup (the instance), threadIdx.x % 128.
 __device__ __forceinline__ bool unit_partials(const pl::Ctx& ctx, const pl::Unit& u, float (&gate)[kAcc], float (&up)[kAcc],
                                               unsigned tid) {
-  if (!u.emit) {
-    float* p = pl::partials<float>(ctx, blockIdx.x);
-#pragma unroll
-    for (unsigned j = 0; j < kAcc; ++j) {
-      __stcg(p + j * 128u + tid, gate[j]);
-      __stcg(p + (kAcc + j) * 128u + tid, up[j]);
-    }
-    C::barrier::wg_sync::sync(ctx);
-    if (tid == 0) pl::partials_publish(ctx);
-    return false;
-  }
-  if (u.peer_end > u.peer_begin) {
-    if (tid == 0)
-      for (unsigned b = u.peer_begin; b < u.peer_end; ++b) pl::partials_wait(ctx, b);
-    C::barrier::wg_sync::sync(ctx);
-    for (unsigned b = u.peer_begin; b < u.peer_end; ++b) {
-      const float* p = pl::partials<const float>(ctx, b);
-#pragma unroll
-      for (unsigned j = 0; j < kAcc; ++j) {
-        gate[j] += __ldcg(p + j * 128u + tid);
-        up[j] += __ldcg(p + (kAcc + j) * 128u + tid);
-      }
-      if (tid == 0) pl::partials_consumed(ctx, b);  // read once per launch: clear for the next
-    }
-  }
-  return true;
+  return pl::unit_partials<C::barrier::wg_sync>(ctx, u, tid, gate, up);
 }
 #endif
 }  // namespace wgmma_gu

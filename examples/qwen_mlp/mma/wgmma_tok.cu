@@ -85,30 +85,11 @@ __device__ __forceinline__ void stmatrix_x4_trans(unsigned addr, unsigned r0, un
                : "memory");
 }
 #if TOK_UNITS
-// The split-k part of a unit's end. A unit that does not emit its tile stores its accumulators as
-// its block's partial, publishes it and returns false; the unit that emits adds its peers' partials
-// (blocks [peer_begin, peer_end), in order: deterministic) and returns true. tid: threadIdx.x % 128.
+// The split-k part of a unit's end (pl::unit_partials): a unit that does not emit its tile stores
+// its accumulators as its block's partial and returns false; the unit that emits adds its peers'
+// partials and returns true. tid: threadIdx.x % 128.
 __device__ __forceinline__ bool unit_partials(const pl::Ctx& ctx, const pl::Unit& u, float (&d)[kAcc], unsigned tid) {
-  if (!u.emit) {
-    float* p = pl::partials<float>(ctx, blockIdx.x);
-#pragma unroll
-    for (unsigned j = 0; j < kAcc; ++j) __stcg(p + j * 128u + tid, d[j]);
-    C::barrier::wg_sync::sync(ctx);
-    if (tid == 0) pl::partials_publish(ctx);
-    return false;
-  }
-  if (u.peer_end > u.peer_begin) {
-    if (tid == 0)
-      for (unsigned b = u.peer_begin; b < u.peer_end; ++b) pl::partials_wait(ctx, b);
-    C::barrier::wg_sync::sync(ctx);
-    for (unsigned b = u.peer_begin; b < u.peer_end; ++b) {
-      const float* p = pl::partials<const float>(ctx, b);
-#pragma unroll
-      for (unsigned j = 0; j < kAcc; ++j) d[j] += __ldcg(p + j * 128u + tid);
-      if (tid == 0) pl::partials_consumed(ctx, b);  // read once per launch: clear for the next
-    }
-  }
-  return true;
+  return pl::unit_partials<C::barrier::wg_sync>(ctx, u, tid, d);
 }
 #endif
 }  // namespace wgmma_tok
