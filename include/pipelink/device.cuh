@@ -268,44 +268,28 @@ __device__ __forceinline__ void partials_consumed(const Ctx& ctx, unsigned block
   unsigned* f = pl_partials_flag(ctx.args, block, ctx.slots->instance);
   asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(f), "r"(0u) : "memory");
 }
-namespace detail {
-template <class A> struct frag_len;  // a register fragment: float[N]
-template <unsigned N> struct frag_len<float[N]> { static constexpr unsigned value = N; };
-template <unsigned... I> struct seq {};
-template <unsigned K, unsigned... I> struct make_seq : make_seq<K - 1, K - 1, I...> {};
-template <unsigned... I> struct make_seq<0, I...> { using type = seq<I...>; };
-// Register j of each array: array 0 at float j * Threads + tid, array I + 1 at ((I + 1) * N + j) * Threads + tid.
-template <unsigned Threads, unsigned N, unsigned... I, class D0, class... D>
-__device__ __forceinline__ void store_frags(seq<I...>, float* p, unsigned j, unsigned tid, const D0& d0, const D&... d) {
-  __stcg(p + j * Threads + tid, d0[j]);
-  (__stcg(p + ((I + 1) * N + j) * Threads + tid, d[j]), ...);
-}
-template <unsigned Threads, unsigned N, unsigned... I, class D0, class... D>
-__device__ __forceinline__ void add_frags(seq<I...>, const float* p, unsigned j, unsigned tid, D0& d0, D&... d) {
-  d0[j] += __ldcg(p + j * Threads + tid);
-  ((d[j] += __ldcg(p + ((I + 1) * N + j) * Threads + tid)), ...);
-}
-}  // namespace detail
-// The whole split-k end of a work unit whose result sits in registers. Bar is the contract's
-// named barrier over the instance's threads (C::barrier::<name>; Threads = Bar::threads of them,
-// tid = 0 .. Threads - 1), each holding the float arrays d0, d... of N registers. A unit that does
-// not emit (u.emit false) stores them as this block's partial -- register j of array a of thread
-// tid at float (a * N + j) * Threads + tid, so [tiles] partial_bytes must be
-// 4 * N * (arrays) * Threads -- then syncs on Bar and publishes it; it returns false: the caller
-// emits nothing for this unit. The unit that emits waits for its peers (blocks [peer_begin,
-// peer_end)), adds their partials to its arrays in block order (the sum is deterministic), clears
-// their flags, and returns true. Call it after the unit's last k slice, with every wgmma group
-// completed.
-template <class Bar, class D0, class... D>
-__device__ __forceinline__ bool unit_partials(const Ctx& ctx, const Unit& u, unsigned tid, D0& d0, D&... d) {
+// The whole split-k end of a work unit whose result sits in registers. Every one of the Bar::threads
+// threads of the instance calls it (Bar: the contract's named barrier over them, C::barrier::<name>;
+// tid: the thread's index among them, 0 .. Bar::threads - 1), after the unit's last k slice with
+// every wgmma group completed, with its float arrays d0, d... of N registers each. A unit that does
+// not emit (u.emit false) stores them as this block's partial -- register j of array a of thread tid
+// at float (a * N + j) * Bar::threads + tid, so [tiles] partial_bytes = 4 * N * arrays * Bar::threads
+// -- syncs on Bar, thread 0 publishes it, and returns false: the caller emits nothing for this unit.
+// The unit that emits waits for its peers (blocks [peer_begin, peer_end)), adds their partials to
+// its arrays in block order (the sum is deterministic), clears their flags and returns true.
+template <class Bar, unsigned N, unsigned... M>
+__device__ __forceinline__ bool unit_partials(const Ctx& ctx, const Unit& u, unsigned tid, float (&d0)[N], float (&... d)[M]) {
+  static_assert(((M == N) && ...), "pl::unit_partials: every array has the same length");
+  // no member 'threads': the component's contracts give the barrier different thread counts
   constexpr unsigned Threads = Bar::threads;
-  constexpr unsigned N = detail::frag_len<D0>::value;
-  static_assert(((detail::frag_len<D>::value == N) && ...), "pl::unit_partials: every array has the same length");
-  using Rest = typename detail::make_seq<sizeof...(D)>::type;
   if (!u.emit) {
     float* p = partials<float>(ctx, blockIdx.x);
 #pragma unroll
-    for (unsigned j = 0; j < N; ++j) detail::store_frags<Threads, N>(Rest{}, p, j, tid, d0, d...);
+    for (unsigned j = 0; j < N; ++j) {
+      unsigned a = 0;
+      __stcg(p + j * Threads + tid, d0[j]);
+      (__stcg(p + (++a * N + j) * Threads + tid, d[j]), ...);
+    }
     Bar::sync(ctx);
     if (tid == 0) partials_publish(ctx);
     return false;
@@ -317,7 +301,11 @@ __device__ __forceinline__ bool unit_partials(const Ctx& ctx, const Unit& u, uns
     for (unsigned b = u.peer_begin; b < u.peer_end; ++b) {
       const float* p = partials<const float>(ctx, b);
 #pragma unroll
-      for (unsigned j = 0; j < N; ++j) detail::add_frags<Threads, N>(Rest{}, p, j, tid, d0, d...);
+      for (unsigned j = 0; j < N; ++j) {
+        unsigned a = 0;
+        d0[j] += __ldcg(p + j * Threads + tid);
+        ((d[j] += __ldcg(p + (++a * N + j) * Threads + tid)), ...);
+      }
       if (tid == 0) partials_consumed(ctx, b);  // each slot is read once per launch
     }
   }

@@ -194,16 +194,6 @@ __device__ __forceinline__ float silu_mul(float g, float u) {
   asm("tanh.approx.f32 %0, %1;" : "=f"(t) : "f"(hg));
   return fmaf(hg, t, hg) * u;
 }
-#if GU_UNITS
-// The split-k part of a unit's end, for both bodies below (pl::unit_partials): a unit that does not
-// emit its tile stores gate then up as its block's partial (register j of thread t at j * 128 + t)
-// and returns false; the unit that emits adds its peers' partials and returns true.
-// tid: this thread within the warpgroup (the instance), threadIdx.x % 128.
-__device__ __forceinline__ bool unit_partials(const pl::Ctx& ctx, const pl::Unit& u, float (&gate)[kAcc], float (&up)[kAcc],
-                                              unsigned tid) {
-  return pl::unit_partials<C::barrier::wg_sync>(ctx, u, tid, gate, up);
-}
-#endif
 }  // namespace wgmma_gu
 
 // What this code compiles in beyond the header's records (PL_WARPS, PL_ARRIVE for ab and acc),
@@ -220,7 +210,8 @@ PL_REGISTERS(wgmma_gu_main, GU_SWIGLU ? 224 : 216);
 // one links under a contract of the other and the stage is written in a layout its consumer does
 // not read: the linker refuses a record naming a tensor the contract's port does not have.
 #if GU_UNITS
-PL_PARTIAL_BYTES(wgmma_gu_main, 2 * wgmma_gu::kAcc * 128 * 4);  // gate and up, kAcc f32 per thread, 128 threads
+// pl::unit_partials's layout: gate and up, kAcc f32 per thread, the warpgroup's 128 threads
+PL_PARTIAL_BYTES(wgmma_gu_main, 2 * wgmma_gu::kAcc * wgmma_gu::C::barrier::wg_sync::threads * 4);
 #endif
 // The swizzles the code compiles in: the operands' wgmma descriptors (desc_sw128), the acc stage's
 // stores (sw128_offset for the panels, plain row-major otherwise).
@@ -292,7 +283,7 @@ PL_COMPONENT(wgmma_gu_main) {
   };
   // A unit's end without overlap (as the plain build): partials, or the peers' sum, then both blocks.
   auto end_plain = [&](const pl::Unit& u) {
-    if (!unit_partials(ctx, u, gate, up, tid)) return;
+    if (!pl::unit_partials<C::barrier::wg_sync>(ctx, u, tid, gate, up)) return;  // the split-k end: a piece another block emits
     out.acquire();
     store_block(gate, false);
     store_block(up, true);
@@ -441,7 +432,8 @@ PL_COMPONENT(wgmma_gu_main) {
 #endif
 
 #if GU_UNITS
-    if (!unit_partials(ctx, u, gate, up, threadIdx.x & 127u)) continue;  // a piece of a tile another block emits
+    // the split-k end (partial layout: gate then up, register j of thread t at j * 128 + t)
+    if (!pl::unit_partials<C::barrier::wg_sync>(ctx, u, threadIdx.x & 127u, gate, up)) continue;  // a piece another block emits
 #endif
     // Accumulator (n8 block j, register 4j + 2h + e) is row row0 + 16 warp + lane/4 + 8h, column
     // col0 + 8j + 2 (lane % 4) + e of each block.

@@ -84,18 +84,10 @@ __device__ __forceinline__ void stmatrix_x4_trans(unsigned addr, unsigned r0, un
                "r"(r3)
                : "memory");
 }
-#if TOK_UNITS
-// The split-k part of a unit's end (pl::unit_partials): a unit that does not emit its tile stores
-// its accumulators as its block's partial and returns false; the unit that emits adds its peers'
-// partials and returns true. tid: threadIdx.x % 128.
-__device__ __forceinline__ bool unit_partials(const pl::Ctx& ctx, const pl::Unit& u, float (&d)[kAcc], unsigned tid) {
-  return pl::unit_partials<C::barrier::wg_sync>(ctx, u, tid, d);
-}
-#endif
 }  // namespace wgmma_tok
 
 #if TOK_UNITS
-PL_PARTIAL_BYTES(wgmma_tok_main, wgmma_tok::kAcc * 128 * 4);  // kAcc f32 per thread, 128 threads
+PL_PARTIAL_BYTES(wgmma_tok_main, wgmma_tok::kAcc * wgmma_tok::C::barrier::wg_sync::threads * 4);  // pl::unit_partials: kAcc f32 per thread
 #endif
 PL_PROVIDE(wgmma_tok_main, tile_m, wgmma_tok::kTileM);
 PL_PROVIDE(wgmma_tok_main, tile_n, wgmma_tok::kTileN);
@@ -169,7 +161,7 @@ PL_COMPONENT(wgmma_tok_main) {
     }
 #endif
 #if TOK_UNITS
-    if (!unit_partials(ctx, u, d, threadIdx.x & 127u)) continue;  // a piece of a tile another block emits
+    if (!pl::unit_partials<C::barrier::wg_sync>(ctx, u, threadIdx.x & 127u, d)) continue;  // the split-k end: a piece another block emits
 #endif
     // Accumulator register 4 j + 2 h + e: W row 16 warp + 8 h + lane / 4, token 8 j + 2 (lane % 4) + e.
     // One x4 store covers n8 blocks j and j + 1, both halves h: matrix m = 2 (j' - j) + h; its row q
