@@ -12,6 +12,9 @@ shift 3
 mkdir -p "$dir"
 sections=(--section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats)
 metrics=gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,launch__cluster_dim_x,launch__cluster_dim_y,launch__grid_size,launch__block_size,launch__shared_mem_per_block_dynamic,launch__registers_per_thread
+# Shared memory's load on the SM (wgmma operand reads, TMA writes, the epilogue's stores): the L1's
+# data-bank reads and writes as a share of their peak.
+metrics+=,l1tex__data_bank_reads.avg.pct_of_peak_sustained_elapsed,l1tex__data_bank_writes.avg.pct_of_peak_sustained_elapsed
 rc=0
 for M in ${Ms//,/ }; do
   rep=$dir/ncu_gemm_M$M
@@ -32,7 +35,9 @@ SCALE = {"ns": 1e-3, "nsecond": 1e-3, "us": 1, "usecond": 1, "ms": 1e3, "msecond
 cols = [("gpu__time_duration.sum", "us"), ("sm__cycles_elapsed.avg.per_second", "SM GHz"),
         ("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed", "tensor %"),
         ("dram__bytes_read.sum", "DRAM rd MB"), ("dram__bytes_write.sum", "DRAM wr MB"), ("lts__t_bytes.sum", "L2 MB"),
-        ("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum", "smem wavefronts"), ("launch__grid_size", "grid"),
+        ("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum", "smem wavefronts"),
+        ("l1tex__data_bank_reads.avg.pct_of_peak_sustained_elapsed", "smem rd %"),
+        ("l1tex__data_bank_writes.avg.pct_of_peak_sustained_elapsed", "smem wr %"), ("launch__grid_size", "grid"),
         ("launch__cluster_dim_x", "cx"), ("launch__cluster_dim_y", "cy"), ("launch__shared_mem_per_block_dynamic", "smem KB"),
         ("launch__registers_per_thread", "regs")]
 out = ["| M | kernel | " + " | ".join(c[1] for c in cols) + " |", "|---:|---|" + "---:|" * len(cols)]
