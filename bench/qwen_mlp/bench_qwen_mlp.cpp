@@ -547,7 +547,10 @@ constexpr const char* kVariants[] = {"fused", "fused-control", "fused-medium", "
                                      "fused-tok144-sk", "fused-tok144-sk-control", "fused-tok144-splitk",
                                      "fused-tok144-splitk-control", "fused-tok160-sk", "fused-tok160-sk-control",
                                      "fused-tok160-splitk", "fused-tok160-splitk-control", "fused-tok176-sk",
-                                     "fused-tok176-sk-control", "fused-tok176-splitk", "fused-tok176-splitk-control"};
+                                     "fused-tok176-sk-control", "fused-tok176-splitk", "fused-tok176-splitk-control",
+                                     "gemm-tok208-sk", "gemm-tok208-sk-control", "gemm-tok208-splitk",
+                                     "gemm-tok208-splitk-control", "fused-tok208-sk", "fused-tok208-sk-control",
+                                     "fused-tok208-splitk", "fused-tok208-splitk-control"};
 constexpr int kNumVariants = sizeof(kVariants) / sizeof(kVariants[0]);
 
 constexpr char kUsage[] =
@@ -565,7 +568,7 @@ constexpr char kUsage[] =
     "           gemm-n112, gemm-n120, fused-n112-swf, fused-n120-swf (128 x 112 / 128 x 120, one m64n{224,240}k16 per\n"
     "           k16 step; at 64 < M <= 1024 the one of these and 128 x 104 whose whole rounds on the SMs take least,\n"
     "           or above 512 fused-/gemm-sw-splitk where its cut last wave costs less), each with -control;\n"
-    "           gemm-tok<T>-sk, gemm-tok<T>-splitk, fused-tok<T>-sk, fused-tok<T>-splitk, T = 144, 160, 176 (the token\n"
+    "           gemm-tok<T>-sk, gemm-tok<T>-splitk, fused-tok<T>-sk, fused-tok<T>-splitk, T = 144, 160, 176, 208 (the token\n"
     "           tiles: T tokens as the wgmma N, under stream-k / split-k; at 256 < M <= 1024 where their cost is below\n"
     "           the 128-row tiles'), each with -control\n"
     "  --probe: a kernel timed and checked beside the others but never selected; LABEL starts with fused or gemm\n"

@@ -117,7 +117,13 @@ inline bool has_panels(const std::string& label) {
 // median ~1.08 (448: 1.029 x fused-n112-swf, 608: 1.016). s3 tried 1.05 (the median misread) at
 // held-out M: the token tile / the old pick 0.986 at 464, 0.968 at 928, 1.008 (noise) at 848,
 // 1.022 slower at 872, whose break-even 1.059 is the one point 1.05 and 1.06 decide differently:
-// 1.06 leaves 865-880 to the split-k kernel. s3 is not held out for 1.06. Returns null where the
+// 1.06 leaves 865-880 to the split-k kernel. s3 is not held out for 1.06.
+// Session 25, fixed before the run that confirms it: T = 208 joins (contract_tok208_sk.toml; 4 stages
+// beside its two 208-row panels), by the same rule and factors: two token tiles at M = 385-416
+// (stream-k) instead of three of 144 (split-k), and three / four at 577-624 / 801-832 (split-k; the
+// GEMM only at 577-624, where its cost 1002 is a hair under 128 x 112's 1008). The probe runs of
+// session 24 (H200; plain timer at 400: gemm-tok208-sk 0.952 x gemm-tok144-splitk, fused 0.939;
+// sustained at 416: 0.947 x it, 0.971 x the best cuBLAS) are not held out for it. Returns null where the
 // rule does not apply or the kernel is absent; cost receives the token tile's cost.
 inline const Candidate* token_tile(const std::string& kind, unsigned M, unsigned sms, const std::vector<Candidate>& kernels,
                                    double& cost) {
@@ -125,7 +131,7 @@ inline const Candidate* token_tile(const std::string& kind, unsigned M, unsigned
   const double factor = kind == "gemm" ? 1.06 : 1.09;
   const Candidate* pick = nullptr;
   unsigned pick_padded = 0;
-  for (const unsigned T : {144u, 160u, 176u})
+  for (const unsigned T : {144u, 160u, 176u, 208u})  // ties to the smaller T
     for (const Candidate& k : kernels) {
       if (k.probe || !is_token_tile(k.label) || k.tile_m != T) continue;
       const double tiles = double((M + T - 1) / T) * double((kInter + k.tile_n - 1) / k.tile_n);

@@ -49,7 +49,9 @@ for k in fused fused_control fused_medium fused_medium_control fused_narrow fuse
          gemm_tok176_sk gemm_tok176_sk_control gemm_tok176_splitk gemm_tok176_splitk_control \
          fused_tok144_sk fused_tok144_sk_control fused_tok144_splitk fused_tok144_splitk_control \
          fused_tok160_sk fused_tok160_sk_control fused_tok160_splitk fused_tok160_splitk_control \
-         fused_tok176_sk fused_tok176_sk_control fused_tok176_splitk fused_tok176_splitk_control; do
+         fused_tok176_sk fused_tok176_sk_control fused_tok176_splitk fused_tok176_splitk_control \
+         gemm_tok208_sk gemm_tok208_sk_control gemm_tok208_splitk gemm_tok208_splitk_control \
+         fused_tok208_sk fused_tok208_sk_control fused_tok208_splitk fused_tok208_splitk_control; do
   add "--${k//_/-}" "$k"
 done
 # Timed and checked beside the others, never selected (--probe): the ping-pong GEMM (session 12),
@@ -63,8 +65,6 @@ add --probe gemm-small16-swap gemm_small16_swap
 add --probe fused-small16-swap fused_small16_swap
 # Session 22: the 160-token tile data-parallel (the ablation of the token tiles' stream-k / split-k).
 add --probe gemm-tok160 gemm_tok160
-# Session 23: 208-token tiles (two token tiles at M = 385-416; built, not yet measured).
-for s in sk splitk; do add --probe gemm-tok208-$s gemm_tok208_$s; add --probe fused-tok208-$s fused_tok208_$s; done
 if [ ${#args[@]} -eq 0 ]; then
   echo "run.sh: FAIL: no PipeLink kernel found under $K; nothing would run"
   exit 2

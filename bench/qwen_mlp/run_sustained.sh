@@ -2,7 +2,7 @@
 # The selected Qwen kernels, each timed in its own power steady state (bench_qwen_mlp --sustain-ms):
 # before every timed region of ~50 ms the contender runs back to back, untimed, for ~300 ms. With
 # the full run.sh set that takes ~90 x 0.35 s per round per M, so this runs only the kernels the
-# benches select at some M (and fused-pp-g8, selected at M >= 4096 in sessions 12-16; the 12 token
+# benches select at some M (and fused-pp-g8, selected at M >= 4096 in sessions 12-16; the 16 token
 # tiles are selected only at 256 < M <= 1024, below the default M) against the same baselines. See
 # README.md here, "Two timer regimes".
 #
@@ -19,7 +19,7 @@ args=()
 for k in fused_small16 gemm_small16 fused_medium_swf gemm_medium_s4 gemm_n112 gemm_n120 fused_n112_swf fused_n120_swf \
          fused_sw_splitk gemm_sw_splitk fused_pp_g8 gemm_tok144_sk gemm_tok144_splitk gemm_tok160_sk gemm_tok160_splitk \
          gemm_tok176_sk gemm_tok176_splitk fused_tok144_sk fused_tok144_splitk fused_tok160_sk fused_tok160_splitk \
-         fused_tok176_sk fused_tok176_splitk; do
+         fused_tok176_sk fused_tok176_splitk gemm_tok208_sk gemm_tok208_splitk fused_tok208_sk fused_tok208_splitk; do
   if [ ! -f "$K/$k.cubin" ] || [ ! -f "$K/$k.map" ]; then
     echo "run_sustained.sh: FAIL: $K/$k.cubin or .map does not exist (build the examples first)"
     exit 2

@@ -21,7 +21,7 @@
 // With -DSWIGLU_PANELS=2 (contract_pp.toml, header swiglu_epilogue_sw2.contract.h) "acc" is two
 // such panels, gate p0 and up p1 (the ping-pong main loop's tile); tile_n = 64.
 // Both, -DSWIGLU_PANELS=2 -DSWIGLU_ROWS16=1 (contract_tok.toml, header swiglu_epilogue_sw2r16.contract.h):
-// the token-tile main loop's two panels (tile_m = 144 / 160 / 176) into 16-row "out" stages.
+// the token-tile main loop's two panels (tile_m = 144 / 160 / 176 / 208) into 16-row "out" stages.
 #if SWIGLU_PANELS == 2 && SWIGLU_ROWS16
 #include "swiglu_epilogue_sw2r16.contract.h"  // pipelink header contract_tok.toml
 #elif SWIGLU_PANELS == 2
