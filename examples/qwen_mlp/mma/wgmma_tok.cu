@@ -19,7 +19,7 @@
 // (swiglu_epilogue -DSWIGLU_PANELS=2 -DSWIGLU_ROWS16=1) read the two panels: the fused kernel.
 //
 // Compile-time constants (wgmma shapes and register arrays need immediates): -DTOK_TILE_M (the
-// tokens, 128, 144, 160, 176 or 208: gen_wgmma.py's list); tile_n = 64, tile_k = 64. The records below
+// tokens, 128, 144, 160, 176, 208, 224 or 240: gen_wgmma.py's list); tile_n = 64, tile_k = 64. The records below
 // declare them, so an object links only under a contract providing the same values.
 //
 // -DTOK_UNITS=1 (contract_tok*_sk.toml: [tiles] k_extent, k_tile, partial_bytes): walks work units
@@ -56,7 +56,11 @@ static_assert(kTileK * 2 == 128, "K slices are 128 bytes: one 128-byte swizzle r
 namespace C = pl_contract::wgmma_tok_main;
 
 __device__ __forceinline__ void mma(float (&d)[kAcc], unsigned long long da, unsigned long long db, int scale_d) {
-#if TOK_TILE_M == 208
+#if TOK_TILE_M == 240
+  wgmma_m64n240k16(d, da, db, scale_d);
+#elif TOK_TILE_M == 224
+  wgmma_m64n224k16(d, da, db, scale_d);
+#elif TOK_TILE_M == 208
   wgmma_m64n208k16(d, da, db, scale_d);
 #elif TOK_TILE_M == 176
   wgmma_m64n176k16(d, da, db, scale_d);
