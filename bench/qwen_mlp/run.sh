@@ -65,6 +65,9 @@ add --probe gemm-small16-swap gemm_small16_swap
 add --probe fused-small16-swap fused_small16_swap
 # Session 22: the 160-token tile data-parallel (the ablation of the token tiles' stream-k / split-k).
 add --probe gemm-tok160 gemm_tok160
+# Session 25: 224- and 240-token tiles, stream-k on a 3-stage ring (two token tiles at M = 417-448 /
+# 449-480; built, not yet measured: the session's device time ran out).
+for T in 224 240; do add --probe gemm-tok$T-sk gemm_tok${T}_sk; add --probe fused-tok$T-sk fused_tok${T}_sk; done
 if [ ${#args[@]} -eq 0 ]; then
   echo "run.sh: FAIL: no PipeLink kernel found under $K; nothing would run"
   exit 2
