@@ -56,6 +56,7 @@ constexpr unsigned kHidden = 5120;                // K
 constexpr unsigned kInter = 25600;                // I: H's width, and the gate (and up) width
 constexpr unsigned kGateUp = 2 * kInter;          // 51200: GU's width, W's rows
 constexpr size_t kWBytes = size_t(kGateUp) * kHidden * 2;  // 524288000 bytes of weights
+constexpr unsigned kXPadRows = 256;               // zero rows of X past M (--probe-padded-x: the widest token tile)
 constexpr float kWScale = 0.02f;                  // W ~ N(0, 0.02^2), X ~ N(0, 1)
 // Per-element tolerances against the fp32 reference. GU is one bf16 rounding of an fp32 dot
 // product (half an ulp = 2^-9 relative): rtol 2^-7. H through the baseline path is the SwiGLU of
@@ -114,6 +115,8 @@ struct TestKernel {
   unsigned tile_k = 64;  // 64: X / W boxes in the 128-byte swizzle; 32: in the 64-byte swizzle (*-k32)
   unsigned grid = 0;  // for the current M
   bool probe = false; // --probe: timed and checked beside the others, never selected
+  bool pad_x = false;  // --probe-padded-x: x_map spans ceil(M / tile_m) * tile_m rows (zeros past M), so no
+                       // X box reaches past the map: TMA never fills rows out of bounds (an experiment)
   bool packed_w = false;  // its loader reads W packed by the link's gu_pack_w (param w_packed)
   std::unique_ptr<DeviceBuffer> w_packed;  // that packing of W, made once (not timed)
 };
@@ -182,7 +185,8 @@ void load_kernel(TestKernel& k) {
 void configure_kernel(TestKernel& k, unsigned M, CUdeviceptr X, CUdeviceptr W, CUdeviceptr out, unsigned sms) {
   // The maps' boxes, element types and swizzles are the link's (Module::set_tensor): the bench
   // names only the matrices.
-  must(k.mod.set_tensor("x_map", X, M, kHidden, 0, CU_TENSOR_MAP_L2_PROMOTION_L2_256B), k.label);
+  const unsigned x_rows = k.pad_x ? (M + k.tile_m - 1) / k.tile_m * k.tile_m : M;  // X holds kXPadRows zero rows past M
+  must(k.mod.set_tensor("x_map", X, x_rows, kHidden, 0, CU_TENSOR_MAP_L2_PROMOTION_L2_256B), k.label);
   must(k.mod.set_tensor("out_map", out, M, k.fused ? kInter : kGateUp, 0, CU_TENSOR_MAP_L2_PROMOTION_NONE), k.label);
   must(k.mod.set_u32("K", kHidden), k.label);
   must(k.mod.set_u32("M", M), k.label);
@@ -556,7 +560,7 @@ constexpr int kNumVariants = sizeof(kVariants) / sizeof(kVariants[0]);
 constexpr char kUsage[] =
     "usage: bench_qwen_mlp [--VARIANT CUBIN MAP]... [--M 16,128,1024,2048,4096,8192] [--rounds 20] [--algos 32]\n"
     "                      [--json PATH] [--md PATH] [--swiglu-cubin PATH] [--util-cubin PATH] [--profile]\n"
-    "                      [--probe LABEL CUBIN MAP]... [--sustain-ms MS] [--region-ms MS]\n"
+    "                      [--probe LABEL CUBIN MAP]... [--probe-padded-x LABEL CUBIN MAP]... [--sustain-ms MS] [--region-ms MS]\n"
     "  VARIANT: fused, fused-medium, fused-narrow, fused-small, fused-sw, gemm, gemm-medium, gemm-narrow, gemm-small,\n"
     "           gemm-sw, each also with -control; fused-sw-splitk, gemm-sw-splitk (--tile-schedule split-k);\n"
     "           fused-pp-g8 (the ping-pong main loop, grouped:8; selected at M >= 4096 in sessions 12-16) and its -control;\n"
@@ -573,6 +577,8 @@ constexpr char kUsage[] =
     "           the 128-row tiles'), each with -control\n"
     "  --probe: a kernel timed and checked beside the others but never selected; LABEL starts with fused or gemm\n"
     "           (its maps' boxes are its link's: every x_map, w_map and out_map names its tensor in its contract)\n"
+    "  --probe-padded-x: a probe whose x_map spans ceil(M / tile_m) * tile_m rows of X (zero rows past M), so its\n"
+    "           TMA loads never reach past the map (no out-of-bounds fill); its output rows past M are clipped as usual\n"
     "  --sustain-ms: before each timed region the contender runs back to back, untimed, for about MS ms, so the\n"
     "           region sees the clock its own power draw sustains (without it: the clock the round's mix left)\n"
     "  --region-ms: runs per timed region so that it lasts about MS ms (at most 64; default: one run)\n"
@@ -621,6 +627,17 @@ int main(int argc, char** argv) {
       k->map = next();
       for (const auto& other : kernels)
         if (other->label == k->label) die("--probe " + k->label + " given twice");
+      kernels.push_back(std::move(k));
+    } else if (a == "--probe-padded-x") {
+      auto k = std::make_unique<TestKernel>();
+      k->label = next();
+      k->probe = k->pad_x = true;
+      k->fused = k->label.rfind("fused", 0) == 0;
+      if (!k->fused && k->label.rfind("gemm", 0) != 0) die("--probe-padded-x " + k->label + ": the label must start with fused or gemm");
+      k->cubin = next();
+      k->map = next();
+      for (const auto& other : kernels)
+        if (other->label == k->label) die("--probe-padded-x " + k->label + " given twice");
       kernels.push_back(std::move(k));
     } else if (a == "--M") Ms = parse_list(next(), "--M");
     else if (a == "--rounds" || a == "--iters") topt.rounds = parse_list(next(), "--rounds")[0];
@@ -672,7 +689,7 @@ int main(int argc, char** argv) {
 
   const size_t max_m = *std::max_element(Ms.begin(), Ms.end());
   DeviceBuffer W(kWBytes);
-  DeviceBuffer X(max_m * kHidden * 2);
+  DeviceBuffer X((max_m + kXPadRows) * kHidden * 2);
   DeviceBuffer GU(max_m * kGateUp * 2);    // cuBLAS bf16 output
   DeviceBuffer H(max_m * kInter * 2);      // swiglu_bf16 output
   DeviceBuffer OUT(max_m * kGateUp * 2);   // the kernels under test write here (fused: H, gemm: GU)
@@ -690,6 +707,7 @@ int main(int argc, char** argv) {
     r.x_seed = info.seed + M;
     const size_t gu_n = size_t(M) * kGateUp, h_n = size_t(M) * kInter;
     util.fill_bf16(X.p, size_t(M) * kHidden, r.x_seed, 1.f);
+    CU(cuMemsetD8Async(X.p + size_t(M) * kHidden * 2, 0, kXPadRows * size_t(kHidden) * 2, stream));  // --probe-padded-x's rows
 
     // -- the fp32 reference, and its spot check against the CPU --
     const auto plan32 = lt.plan(M, kGateUp, kHidden, CUDA_R_32F, 1);
