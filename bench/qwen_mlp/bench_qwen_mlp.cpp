@@ -617,27 +617,17 @@ int main(int argc, char** argv) {
       for (const auto& other : kernels)
         if (other->label == k->label) die(a + " given twice");
       kernels.push_back(std::move(k));
-    } else if (a == "--probe") {
+    } else if (a == "--probe" || a == "--probe-padded-x") {
       auto k = std::make_unique<TestKernel>();
       k->label = next();
       k->probe = true;
+      k->pad_x = a == "--probe-padded-x";
       k->fused = k->label.rfind("fused", 0) == 0;
-      if (!k->fused && k->label.rfind("gemm", 0) != 0) die("--probe " + k->label + ": the label must start with fused or gemm");
+      if (!k->fused && k->label.rfind("gemm", 0) != 0) die(a + " " + k->label + ": the label must start with fused or gemm");
       k->cubin = next();
       k->map = next();
       for (const auto& other : kernels)
-        if (other->label == k->label) die("--probe " + k->label + " given twice");
-      kernels.push_back(std::move(k));
-    } else if (a == "--probe-padded-x") {
-      auto k = std::make_unique<TestKernel>();
-      k->label = next();
-      k->probe = k->pad_x = true;
-      k->fused = k->label.rfind("fused", 0) == 0;
-      if (!k->fused && k->label.rfind("gemm", 0) != 0) die("--probe-padded-x " + k->label + ": the label must start with fused or gemm");
-      k->cubin = next();
-      k->map = next();
-      for (const auto& other : kernels)
-        if (other->label == k->label) die("--probe-padded-x " + k->label + " given twice");
+        if (other->label == k->label) die(a + " " + k->label + " given twice");
       kernels.push_back(std::move(k));
     } else if (a == "--M") Ms = parse_list(next(), "--M");
     else if (a == "--rounds" || a == "--iters") topt.rounds = parse_list(next(), "--rounds")[0];
