@@ -56,7 +56,7 @@ constexpr unsigned kHidden = 5120;                // K
 constexpr unsigned kInter = 25600;                // I: H's width, and the gate (and up) width
 constexpr unsigned kGateUp = 2 * kInter;          // 51200: GU's width, W's rows
 constexpr size_t kWBytes = size_t(kGateUp) * kHidden * 2;  // 524288000 bytes of weights
-constexpr unsigned kXPadRows = 256;               // zero rows of X past M (--probe-padded-x: the widest token tile)
+constexpr unsigned kXPadRows = 256;               // zero rows of X past M (--probe-padded-x; tile_m <= 256, the TMA box limit)
 constexpr float kWScale = 0.02f;                  // W ~ N(0, 0.02^2), X ~ N(0, 1)
 // Per-element tolerances against the fp32 reference. GU is one bf16 rounding of an fp32 dot
 // product (half an ulp = 2^-9 relative): rtol 2^-7. H through the baseline path is the SwiGLU of
@@ -366,6 +366,8 @@ void write_json(const std::string& path, const RunInfo& info, const std::vector<
     j.key("tile_n").integer(k.tile_n);
     j.key("threads").integer(k.mod.threads());
     j.key("smem_bytes").integer(k.mod.smem_bytes());
+    if (k.probe) j.key("probe").boolean(true);
+    if (k.pad_x) j.key("padded_x").boolean(true);  // --probe-padded-x: x_map over ceil(M / tile_m) * tile_m rows
     j.end();
   }
   j.end();

@@ -122,8 +122,8 @@ inline bool has_panels(const std::string& label) {
 // beside its two 208-row panels), by the same rule and factors: two token tiles at M = 385-416
 // (stream-k) instead of three of 144 (split-k), and three / four at 577-624 / 801-832 (split-k; the
 // GEMM only at 577-624, where its cost 1002 is a hair under 128 x 112's 1008). The probe runs of
-// session 24 (H200; plain timer at 400: gemm-tok208-sk 0.952 x gemm-tok144-splitk, fused 0.939;
-// sustained at 416: 0.947 x it, 0.971 x the best cuBLAS) are not held out for it. Returns null where the
+// session 24 (H200; plain timer at 400, results/s24/t: gemm-tok208-sk 0.952 x gemm-tok144-splitk,
+// fused 0.939) are not held out for it. Returns null where the
 // rule does not apply or the kernel is absent; cost receives the token tile's cost.
 inline const Candidate* token_tile(const std::string& kind, unsigned M, unsigned sms, const std::vector<Candidate>& kernels,
                                    double& cost) {
