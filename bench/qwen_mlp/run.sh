@@ -68,6 +68,11 @@ add --probe gemm-tok160 gemm_tok160
 # Session 25: 224- and 240-token tiles, stream-k on a 3-stage ring (two token tiles at M = 417-448 /
 # 449-480; built, not yet measured: the session's device time ran out).
 for T in 224 240; do add --probe gemm-tok$T-sk gemm_tok${T}_sk; add --probe fused-tok$T-sk fused_tok${T}_sk; done
+# Session 25: the token tiles in 2-block clusters with the token slice multicast (data-parallel),
+# beside the same loop data-parallel without the cluster (built, not yet measured).
+for T in 144 208; do
+  add --probe gemm-tok$T-mca gemm_tok${T}_mca; add --probe fused-tok$T-mca fused_tok${T}_mca; add --probe gemm-tok$T-dp gemm_tok${T}_dp
+done
 if [ ${#args[@]} -eq 0 ]; then
   echo "run.sh: FAIL: no PipeLink kernel found under $K; nothing would run"
   exit 2
