@@ -21,7 +21,7 @@ HEADERS=(
   "$E/qwen_mlp/loader/gu_loader_packed.contract.h|$E/qwen_mlp/loader/contract_packed16.toml $E/qwen_mlp/loader/contract_packed_medium.toml $E/qwen_mlp/loader/contract_packed_medium_s3.toml"
   "$E/qwen_mlp/mma/wgmma_gu.contract.h|$E/qwen_mlp/mma/contract.toml $E/qwen_mlp/mma/contract_medium.toml $E/qwen_mlp/mma/contract_medium_swf.toml $E/qwen_mlp/mma/contract_n120.toml $E/qwen_mlp/mma/contract_n120_swf.toml $E/qwen_mlp/mma/contract_n112.toml $E/qwen_mlp/mma/contract_n112_swf.toml $E/qwen_mlp/mma/contract_narrow.toml $E/qwen_mlp/mma/contract_small.toml $E/qwen_mlp/mma/contract_small64.toml $E/qwen_mlp/mma/contract_small64_r216.toml $E/qwen_mlp/mma/contract_small16.toml $E/moe/gemm/mma_gu.toml $E/moe/gemm/mma_down.toml $E/moe/gemm/mma_gu64.toml $E/moe/gemm/mma_down64.toml"
   "$E/qwen_mlp/mma/wgmma_gu_swap.contract.h|$E/qwen_mlp/mma/contract_small16_swap.toml"
-  "$E/qwen_mlp/cluster/gu_loader_mc.contract.h|$E/qwen_mlp/cluster/loader.toml"
+  "$E/qwen_mlp/cluster/gu_loader_mc.contract.h|$E/qwen_mlp/cluster/loader.toml $E/qwen_mlp/cluster/loader_tok_mca.toml"
   "$E/qwen_mlp/store/tma_store.contract.h|$E/qwen_mlp/store/contract.toml"
   "$E/qwen_mlp/store/tma_store_sw.contract.h|$E/qwen_mlp/store/contract_sw.toml"
   "$E/qwen_mlp/mma/wgmma_gu_pp.contract.h|$E/qwen_mlp/mma/contract_pp.toml"

@@ -30,6 +30,13 @@ PL_FACT_DECL(unsigned, tile_n);
 PL_FACT_DECL(unsigned, tile_k);
 
 PL_PROVIDE_LINKED(gu_loader_mc_main, stages);
+#if GU_MC_A
+// The copies per stage of this build, checked against the boxes and shares of its contract: one
+// half of the A slice (the share of a 2-block group) and both W blocks. (The default build serves
+// contracts with and without W multicast, one or two W copies, so it declares none.)
+PL_COPIES(gu_loader_mc_main, x_map, 1);
+PL_COPIES(gu_loader_mc_main, w_map, 2);
+#endif
 
 PL_COMPONENT(gu_loader_mc_main) {
   namespace C = pl_contract::gu_loader_mc_main;
