@@ -123,7 +123,14 @@ inline bool has_panels(const std::string& label) {
 // (stream-k) instead of three of 144 (split-k), and three / four at 577-624 / 801-832 (split-k; the
 // GEMM only at 577-624, where its cost 1002 is a hair under 128 x 112's 1008). The probe runs of
 // session 24 (H200; plain timer at 400, results/s24/t: gemm-tok208-sk 0.952 x gemm-tok144-splitk,
-// fused 0.939) are not held out for it. Returns null where the
+// fused 0.939) are not held out for it.
+// Session 26, fixed before the run that confirms it: T = 224 joins (contract_tok224_sk.toml, a 3-stage
+// ring beside its two 224-row panels; linked stream-k only, so it competes only where two token tiles,
+// 800 tiles, make fewer than 8 rounds): M = 433-448 in two token tiles (stream-k) instead of three of
+// 160 (split-k; the GEMM's pick there was 1.059 x the best cuBLAS at 440 in results/s25/d1), for both
+// kinds (costs 720 / 740 against 128 x 112's 784). T = 240 would tie 3 x 160 everywhere it applies and
+// lose the tie. The probe run of session 26 (plain timer at 440, results/s26/t: gemm-tok224-sk 0.974 x
+// gemm-tok160-splitk, fused 0.992 x fused-n112-swf) is not held out for it. Returns null where the
 // rule does not apply or the kernel is absent; cost receives the token tile's cost.
 inline const Candidate* token_tile(const std::string& kind, unsigned M, unsigned sms, const std::vector<Candidate>& kernels,
                                    double& cost) {
@@ -131,7 +138,7 @@ inline const Candidate* token_tile(const std::string& kind, unsigned M, unsigned
   const double factor = kind == "gemm" ? 1.06 : 1.09;
   const Candidate* pick = nullptr;
   unsigned pick_padded = 0;
-  for (const unsigned T : {144u, 160u, 176u, 208u})  // ties to the smaller T
+  for (const unsigned T : {144u, 160u, 176u, 208u, 224u})  // ties to the smaller T
     for (const Candidate& k : kernels) {
       if (k.probe || !is_token_tile(k.label) || k.tile_m != T) continue;
       const double tiles = double((M + T - 1) / T) * double((kInter + k.tile_n - 1) / k.tile_n);

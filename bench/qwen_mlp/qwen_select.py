@@ -20,13 +20,13 @@ EXTRA = ["gemm_sw", "fused_sw", "gemm_cluster_sw", "fused_cluster_sw", "gemm_sw_
          "gemm_tok144_sk", "gemm_tok144_splitk", "gemm_tok160_sk", "gemm_tok160_splitk", "gemm_tok176_sk",
          "gemm_tok176_splitk", "fused_tok144_sk", "fused_tok144_splitk", "fused_tok160_sk", "fused_tok160_splitk",
          "fused_tok176_sk", "fused_tok176_splitk", "gemm_tok208_sk", "gemm_tok208_splitk", "fused_tok208_sk",
-         "fused_tok208_splitk"]
+         "fused_tok208_splitk", "gemm_tok224_sk", "fused_tok224_sk"]
 
 
 def token_tile(ks, kind: str, M: int, sms: int):
     """Session 22 (the C++ rule, qwen_select.h, where the factors are explained): the kind's token
-    tile <kind>_tok<T> at 256 < M <= 1024 (the fused kernel's since session 23), T = 144, 160, 176 or
-    208 (since session 25) with the fewest padded tokens ceil(M / T) * T (ties to the smaller T),
+    tile <kind>_tok<T> at 256 < M <= 1024 (the fused kernel's since session 23), T = 144, 160, 176,
+    208 (since session 25) or 224 (since session 26; stream-k only) with the fewest padded tokens ceil(M / T) * T (ties to the smaller T),
     under stream-k (_sk) when its tiles fill fewer than 8 rounds, else split-k (_splitk); returns
     (name, cost) with cost = f * tiles / SMs * T / 2 in the 128-row rule's units (f = 1.06 for the
     GEMM since session 23, 1.09 for the fused kernel), or None where it does not apply or the kernel
@@ -34,7 +34,7 @@ def token_tile(ks, kind: str, M: int, sms: int):
     if kind not in ("gemm", "fused") or M <= 256 or M > 1024:
         return None
     pick, pick_padded, cost = None, 0, 0.0
-    for T in (144, 160, 176, 208):
+    for T in (144, 160, 176, 208, 224):
         for name in ("%s_tok%d_sk" % (kind, T), "%s_tok%d_splitk" % (kind, T)):
             if name not in ks or ks[name].fact("tile_m") != T:
                 continue

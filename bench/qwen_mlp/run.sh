@@ -51,7 +51,8 @@ for k in fused fused_control fused_medium fused_medium_control fused_narrow fuse
          fused_tok160_sk fused_tok160_sk_control fused_tok160_splitk fused_tok160_splitk_control \
          fused_tok176_sk fused_tok176_sk_control fused_tok176_splitk fused_tok176_splitk_control \
          gemm_tok208_sk gemm_tok208_sk_control gemm_tok208_splitk gemm_tok208_splitk_control \
-         fused_tok208_sk fused_tok208_sk_control fused_tok208_splitk fused_tok208_splitk_control; do
+         fused_tok208_sk fused_tok208_sk_control fused_tok208_splitk fused_tok208_splitk_control \
+         gemm_tok224_sk gemm_tok224_sk_control fused_tok224_sk fused_tok224_sk_control; do
   add "--${k//_/-}" "$k"
 done
 # Timed and checked beside the others, never selected (--probe): the ping-pong GEMM (session 12),
@@ -65,14 +66,6 @@ add --probe gemm-small16-swap gemm_small16_swap
 add --probe fused-small16-swap fused_small16_swap
 # Session 22: the 160-token tile data-parallel (the ablation of the token tiles' stream-k / split-k).
 add --probe gemm-tok160 gemm_tok160
-# Session 25: 224- and 240-token tiles, stream-k on a 3-stage ring (two token tiles at M = 417-448 /
-# 449-480; built, not yet measured: the session's device time ran out).
-for T in 224 240; do add --probe gemm-tok$T-sk gemm_tok${T}_sk; add --probe fused-tok$T-sk fused_tok${T}_sk; done
-# Session 25: the token tiles in 2-block clusters with the token slice multicast (data-parallel),
-# beside the same loop data-parallel without the cluster (built, not yet measured).
-for T in 144 208; do
-  add --probe gemm-tok$T-mca gemm_tok${T}_mca; add --probe fused-tok$T-mca fused_tok${T}_mca; add --probe gemm-tok$T-dp gemm_tok${T}_dp
-done
 if [ ${#args[@]} -eq 0 ]; then
   echo "run.sh: FAIL: no PipeLink kernel found under $K; nothing would run"
   exit 2

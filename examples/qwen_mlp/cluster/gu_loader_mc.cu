@@ -12,31 +12,13 @@
 // (the linker's arrival count, and pl::PipeReader's remote release).
 //
 // Assumes: as gu_loader; the group has 1 or 2 blocks (a B block per part).
-//
-// -DGU_MC_A=1 (loader_tok_mca.toml, a probe): the other operand. The contract says a follows m
-// (tile_coords = ["m"], multicast_tensors = ["a"]): the link gives the blocks of a group tiles with
-// the same t.m (the same token tile, adjacent column blocks), so the block with part p copies half
-// p of the A slice (x_map's box: tile_m / 2 rows, whole 8-row swizzle atoms) into the stage of
-// every block of its group, and both of its own B blocks locally. For the token tiles (wgmma_tok:
-// the tokens are A, the wgmma's N operand) the token slice is read from L2 once per cluster.
 #include "gu_loader_mc.contract.h"
-
-#ifndef GU_MC_A
-#define GU_MC_A 0
-#endif
 
 PL_FACT_DECL(unsigned, tile_m);
 PL_FACT_DECL(unsigned, tile_n);
 PL_FACT_DECL(unsigned, tile_k);
 
 PL_PROVIDE_LINKED(gu_loader_mc_main, stages);
-#if GU_MC_A
-// The copies per stage of this build, checked against the boxes and shares of its contract: one
-// half of the A slice (the share of a 2-block group) and both W blocks. (The default build serves
-// contracts with and without W multicast, one or two W copies, so it declares none.)
-PL_COPIES(gu_loader_mc_main, x_map, 1);
-PL_COPIES(gu_loader_mc_main, w_map, 2);
-#endif
 
 PL_COMPONENT(gu_loader_mc_main) {
   namespace C = pl_contract::gu_loader_mc_main;
@@ -49,17 +31,11 @@ PL_COMPONENT(gu_loader_mc_main) {
   const unsigned k_tiles = C::param::K::get(ctx) / tile_k;
   const unsigned n_step = C::param::n_step::get(ctx), b_stride = C::param::b_stride::get(ctx);
   const unsigned b_block_bytes = tile_n * tile_k * 2u;
-#if GU_MC_A
-  const unsigned a_half_bytes = tile_m / 2u * tile_k * 2u;
-#endif
 
   C::Out_ab w(ctx);
   const unsigned parts = w.multicast_blocks(), part = w.multicast_part(), mask = w.multicast_mask();
 #ifdef PL_CHECKED
-  if (parts > 2) asm volatile("trap;");  // one B (GU_MC_A: A) block per part: groups of 1 or 2 blocks
-#if GU_MC_A
-  if (tile_m % 16u != 0) asm volatile("trap;");  // each A half: whole 8-row swizzle atoms
-#endif
+  if (parts > 2) asm volatile("trap;");  // one B block per part: groups of 1 or 2 blocks
   if (C::param::K::get(ctx) % tile_k != 0) asm volatile("trap;");  // K / tile_k slices would drop K's tail
 #endif
   pl::Tile t;
@@ -71,17 +47,6 @@ PL_COMPONENT(gu_loader_mc_main) {
       w.acquire();  // released by the consumers of every block of the group
       w.expect_tx();
       unsigned char* b = w.b<unsigned char>(ctx);
-#if GU_MC_A
-      for (unsigned j = 0; j < 2; ++j) {  // the A slice in two boxes of tile_m / 2 rows (x_map's box)
-        if (j % parts != part) continue;
-        unsigned char* a = w.a<unsigned char>(ctx) + j * a_half_bytes;
-        const int row = row_a + static_cast<int>(j * (tile_m / 2u));
-        if (parts > 1) pl::tma_load_2d_multicast(a, x_map, w.full_bar(), k0, row, mask);
-        else pl::tma_load_2d(a, x_map, w.full_bar(), k0, row);
-      }
-      pl::tma_load_2d(b, w_map, w.full_bar(), k0, row_b);
-      pl::tma_load_2d(b + b_block_bytes, w_map, w.full_bar(), k0, row_b + static_cast<int>(b_stride));
-#else
       pl::tma_load_2d(w.a<unsigned char>(ctx), x_map, w.full_bar(), k0, row_a);
       for (unsigned j = 0; j < 2; ++j) {
         if (j % parts != part) continue;
@@ -89,7 +54,6 @@ PL_COMPONENT(gu_loader_mc_main) {
         if (parts > 1) pl::tma_load_2d_multicast(b + j * b_block_bytes, w_map, w.full_bar(), k0, row, mask);
         else pl::tma_load_2d(b + j * b_block_bytes, w_map, w.full_bar(), k0, row);
       }
-#endif
       w.advance();
     }
   }
