@@ -47,19 +47,6 @@
 #ifndef TOK_INFLIGHT
 #define TOK_INFLIGHT 1
 #endif
-// Probes (session 26; ncu at M = 288: 2.6x cuBLAS's instructions for the same HGMMA count, mostly the
-// uniform ops of desc_sw128 per wgmma, and a MEMBAR.ALL.CTA per stage from the release's proxy fence).
-// TOK_DESC_ADD=1: each stage's two descriptors are built once and the k16 steps add 32 bytes (2 in
-// the descriptor's 16-byte address field, which cannot carry: shared addresses are < 2^18).
-// TOK_NOFENCE=1: the stage is released without fence.proxy.async: this loop reads it only through
-// wgmma (the async proxy), whose reads wgmma.wait_group has completed, so no generic-proxy read needs
-// ordering before the producer's TMA overwrites it; lane 0 arrives after __syncwarp as arrive = "warp".
-#ifndef TOK_DESC_ADD
-#define TOK_DESC_ADD 0
-#endif
-#ifndef TOK_NOFENCE
-#define TOK_NOFENCE 0
-#endif
 
 namespace wgmma_tok {
 constexpr unsigned kTileM = TOK_TILE_M, kTileN = 64, kTileK = 64;
@@ -100,15 +87,6 @@ __device__ __forceinline__ void stmatrix_x4_trans(unsigned addr, unsigned r0, un
   asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0), "r"(r1), "r"(r2),
                "r"(r3)
                : "memory");
-}
-template <class In> __device__ __forceinline__ void release_stage(const pl::Ctx& ctx, const In& in) {
-#if TOK_NOFENCE
-  (void)ctx;
-  __syncwarp();
-  if ((threadIdx.x & 31u) == 0) pl::mbar_arrive(in.empty_bar());
-#else
-  in.release(ctx);
-#endif
 }
 }  // namespace wgmma_tok
 
@@ -156,21 +134,15 @@ PL_COMPONENT(wgmma_tok_main) {
       const unsigned a = pl::smem_addr(ab.a<unsigned char>(ctx));                        // X: the N operand
       const unsigned b = pl::smem_addr(ab.b<unsigned char>(ctx)) + blk * kTileN * 128u;  // W block: the M operand
       wgmma_fence();
-#if TOK_DESC_ADD
-      const unsigned long long db = desc_sw128(b), da = desc_sw128(a);
-#pragma unroll
-      for (unsigned k = 0; k < kTileK / 16; ++k) mma(d, db + 2u * k, da + 2u * k, (kt > k_first || k > 0) ? 1 : 0);
-#else
 #pragma unroll
       for (unsigned k = 0; k < kTileK / 16; ++k)
         mma(d, desc_sw128(b + k * 32u), desc_sw128(a + k * 32u), (kt > k_first || k > 0) ? 1 : 0);
-#endif
       wgmma_commit();
 #if TOK_INFLIGHT
       if (kt > k_first) {
         wgmma_wait_one();  // the previous stage's group completed: its operands may be overwritten
         fence_operands(d);
-        release_stage(ctx, done);  // arrive = "warp"
+        done.release(ctx);  // arrive = "warp"
         done.advance();
       }
       ab.advance();
@@ -182,7 +154,7 @@ PL_COMPONENT(wgmma_tok_main) {
 #else
     if (k_tiles > 0) {
 #endif
-      release_stage(ctx, done);  // the last stage of the tile (the unit)
+      done.release(ctx);  // the last stage of the tile (the unit)
       done.advance();
     }
 #else
