@@ -30,13 +30,6 @@ PL_FACT_DECL(unsigned, stages);
 #ifndef GU_UNITS
 #define GU_UNITS 0
 #endif
-// -DGU_L2_PREFETCH=D (probe, session 26; GU_UNITS only): W's two blocks of slice kt + D are prefetched
-// into L2 (cp.async.bulk.prefetch.tensor, no shared memory) when slice kt is loaded, so the copies
-// of the ring's few stages find W in L2 where it would come from DRAM (at M = 288 every W block is
-// read from DRAM once, by the two token tiles at about the same time).
-#ifndef GU_L2_PREFETCH
-#define GU_L2_PREFETCH 0
-#endif
 // (-DGU_W_ONE_BOX=1, one W copy of 2 tile_n rows for the 128 x 200 GEMM probe of sessions 21-22: added in 0c1fed5,
 // removed with that probe in session 22.)
 
@@ -46,17 +39,6 @@ PL_PROVIDE_LINKED(gu_loader_main, stages);  // the ring's depth comes from the s
 // boxes the contract's tensors and boxes resolve to.
 PL_COPIES(gu_loader_main, x_map, 1);
 PL_COPIES(gu_loader_main, w_map, 2);
-
-#if GU_L2_PREFETCH
-// W's two blocks of k slice at k0 (rows row_b and row_b + b_stride) into L2.
-__device__ __forceinline__ void l2_prefetch_w(const pl::TensorMap* w_map, unsigned k0, int row_b, unsigned b_stride) {
-  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];" ::"l"(w_map), "r"(static_cast<int>(k0)), "r"(row_b)
-               : "memory");
-  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];" ::"l"(w_map), "r"(static_cast<int>(k0)),
-               "r"(row_b + static_cast<int>(b_stride))
-               : "memory");
-}
-#endif
 
 PL_COMPONENT(gu_loader_main) {
   namespace C = pl_contract::gu_loader_main;
@@ -108,13 +90,7 @@ PL_COMPONENT(gu_loader_main) {
     const pl::Tile& t = u.tile;
     const int row_a = static_cast<int>(t.m * tile_m);
     const int row_b = static_cast<int>(t.n * n_step);
-#if GU_L2_PREFETCH
-    for (unsigned j = u.k_begin + 1; j < u.k_end && j < u.k_begin + GU_L2_PREFETCH; ++j) l2_prefetch_w(w_map, j * tile_k, row_b, b_stride);
-#endif
     for (unsigned kt = u.k_begin; kt < u.k_end; ++kt) {
-#if GU_L2_PREFETCH
-      if (kt + GU_L2_PREFETCH < u.k_end) l2_prefetch_w(w_map, (kt + GU_L2_PREFETCH) * tile_k, row_b, b_stride);
-#endif
 #else
   for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
     const int row_a = static_cast<int>(t.m * tile_m);
