@@ -126,9 +126,9 @@ inline bool has_panels(const std::string& label) {
 // fused 0.939) are not held out for it.
 // Session 26, fixed before the run that confirms it: T = 224 joins (contract_tok224_sk.toml, a 3-stage
 // ring beside its two 224-row panels; linked stream-k only, so it competes only where two token tiles,
-// 800 tiles, make fewer than 8 rounds): M = 433-448 in two token tiles (stream-k) instead of three of
-// 160 (split-k; the GEMM's pick there was 1.059 x the best cuBLAS at 440 in results/s25/d1), for both
-// kinds (costs 720 / 740 against 128 x 112's 784). T = 240 would tie 3 x 160 everywhere it applies and
+// 800 tiles, make fewer than 8 rounds): M = 433-448 in two token tiles (stream-k) for both kinds
+// (costs 720 / 740 against 128 x 112's 784), instead of three of 160 (split-k) for the GEMM (1.059 x the
+// best cuBLAS at 440 in results/s25/d1) and 128 x 112 for the fused kernel. T = 240 would tie 3 x 160 everywhere it applies and
 // lose the tie. The probe run of session 26 (plain timer at 440, results/s26/t: gemm-tok224-sk 0.974 x
 // gemm-tok160-splitk, fused 0.992 x fused-n112-swf) is not held out for it. Returns null where the
 // rule does not apply or the kernel is absent; cost receives the token tile's cost.

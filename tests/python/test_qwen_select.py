@@ -86,7 +86,8 @@ class Agree(unittest.TestCase):
         # f * tiles / SMs * T / 2 is below the 128-row rule's cost, f = 1.06 for the GEMM (session 23,
         # refitted after results/s23/s2), 1.09 for the fused kernel (which takes it since session 23);
         # T = 208 since session 25 (385-416, 801-832, and the GEMM's 577-624); T = 224 since session 26
-        # (433-448; stream-k only: it is never split-k's pick, so no -splitk link exists).
+        # (433-448: it is linked stream-k only, so it competes only where two token tiles make fewer
+        # than 8 rounds).
         got, base = py(SUSTAINED), py([n for n in SUSTAINED if n not in TOK])
         fused_want = [((257, 288), "tok144_sk"), ((289, 320), "tok160_sk"), ((321, 352), "tok176_sk"),
                       ((353, 384), "n120"), ((385, 416), "tok208_sk"), ((417, 432), "tok144_splitk"),
@@ -94,7 +95,7 @@ class Agree(unittest.TestCase):
                       ((577, 640), "n112"), ((641, 704), "tok176_splitk"), ((705, 720), "tok144_splitk"),
                       ((721, 768), "n120"), ((769, 800), "tok160_splitk"), ((801, 832), "tok208_splitk"),
                       ((833, 896), "sw_splitk"), ((897, 1024), "medium_s4")]
-        # the GEMM's factor adds 433-480, 577-624, 833-864 and 897-960
+        # the GEMM's factor adds 449-480, 577-624, 833-864 and 897-960
         gemm_want = [((257, 288), "tok144_sk"), ((289, 320), "tok160_sk"), ((321, 352), "tok176_sk"),
                      ((353, 384), "n120"), ((385, 416), "tok208_sk"), ((417, 432), "tok144_splitk"),
                      ((433, 448), "tok224_sk"), ((449, 480), "tok160_splitk"), ((481, 512), "n112"), ((513, 528), "tok176_splitk"),
