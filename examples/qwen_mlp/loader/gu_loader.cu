@@ -30,9 +30,9 @@ PL_FACT_DECL(unsigned, stages);
 #ifndef GU_UNITS
 #define GU_UNITS 0
 #endif
-// -DGU_UNIT_AHEAD=1 (probe, session 26; GU_UNITS only): the next work unit is computed when a unit
-// starts (its 64-bit divisions then run while the ring is full and the loader waits anyway) instead
-// of at the tile boundary, where they delay the next tile's first copies.
+// -DGU_UNIT_AHEAD=1 (probe, session 26; GU_UNITS only): the next work unit is computed after a unit's
+// first copies (its 64-bit divisions then run while they are in flight and the loader waits anyway)
+// instead of at the tile boundary, where they delay the next tile's first copies.
 #ifndef GU_UNIT_AHEAD
 #define GU_UNIT_AHEAD 0
 #endif
@@ -97,18 +97,14 @@ PL_COMPONENT(gu_loader_main) {
   bool have = pl::unit_at(ctx, 0, next), have_next = false;
   for (unsigned i = 0; have; ++i, have = have_next) {
     u = next;
-    if (u.k_end == u.k_begin) have_next = pl::unit_at(ctx, i + 1, next);
-    const pl::Tile& t = u.tile;
-    const int row_a = static_cast<int>(t.m * tile_m);
-    const int row_b = static_cast<int>(t.n * n_step);
-    for (unsigned kt = u.k_begin; kt < u.k_end; ++kt) {
+    if (u.k_end == u.k_begin) have_next = pl::unit_at(ctx, i + 1, next);  // no copy to hide it behind
 #else
   for (unsigned i = 0; pl::unit_at(ctx, i, u); ++i) {
+#endif
     const pl::Tile& t = u.tile;
     const int row_a = static_cast<int>(t.m * tile_m);
     const int row_b = static_cast<int>(t.n * n_step);
     for (unsigned kt = u.k_begin; kt < u.k_end; ++kt) {
-#endif
 #else
   for (unsigned i = 0; pl::tile_at(ctx, i, t); ++i) {
     const int row_a = static_cast<int>(t.m * tile_m);
