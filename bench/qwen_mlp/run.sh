@@ -66,12 +66,6 @@ add --probe gemm-small16-swap gemm_small16_swap
 add --probe fused-small16-swap fused_small16_swap
 # Session 22: the 160-token tile data-parallel (the ablation of the token tiles' stream-k / split-k).
 add --probe gemm-tok160 gemm_tok160
-# Session 26: the next work unit computed ahead of the tile boundary (gu_loader.cu GU_UNIT_AHEAD,
-# wgmma_tok.cu TOK_UNIT_AHEAD; measured in session 27, results/s27/u1; the 208-token links added then).
-for k in gemm_tok144_sk_ua gemm_tok144_sk_ul gemm_tok144_sk_um fused_tok144_sk_ua gemm_tok208_sk_ua gemm_tok160_splitk_ua \
-         fused_tok208_sk_ua gemm_tok208_splitk_ua fused_tok208_splitk_ua; do
-  add --probe "${k//_/-}" "$k"
-done
 if [ ${#args[@]} -eq 0 ]; then
   echo "run.sh: FAIL: no PipeLink kernel found under $K; nothing would run"
   exit 2

@@ -30,12 +30,6 @@ PL_FACT_DECL(unsigned, stages);
 #ifndef GU_UNITS
 #define GU_UNITS 0
 #endif
-// -DGU_UNIT_AHEAD=1 (probe, session 26; GU_UNITS only): the next work unit is computed after a unit's
-// first copies (its 64-bit divisions then run while they are in flight and the loader waits anyway)
-// instead of at the tile boundary, where they delay the next tile's first copies.
-#ifndef GU_UNIT_AHEAD
-#define GU_UNIT_AHEAD 0
-#endif
 // (-DGU_W_ONE_BOX=1, one W copy of 2 tile_n rows for the 128 x 200 GEMM probe of sessions 21-22: added in 0c1fed5,
 // removed with that probe in session 22.)
 
@@ -92,15 +86,7 @@ PL_COMPONENT(gu_loader_main) {
   static_assert(!GU_PDL_PREFETCH, "GU_UNITS: without the PDL prefetch");
   (void)k_tiles;
   pl::Unit u;
-#if GU_UNIT_AHEAD
-  pl::Unit next;
-  bool have = pl::unit_at(ctx, 0, next), have_next = false;
-  for (unsigned i = 0; have; ++i, have = have_next) {
-    u = next;
-    if (u.k_end == u.k_begin) have_next = pl::unit_at(ctx, i + 1, next);  // no copy to hide it behind
-#else
   for (unsigned i = 0; pl::unit_at(ctx, i, u); ++i) {
-#endif
     const pl::Tile& t = u.tile;
     const int row_a = static_cast<int>(t.m * tile_m);
     const int row_b = static_cast<int>(t.n * n_step);
@@ -119,10 +105,6 @@ PL_COMPONENT(gu_loader_main) {
       pl::tma_load_2d(b, w_map, w.full_bar(), k0, row_b);
       pl::tma_load_2d(b + b_block_bytes, w_map, w.full_bar(), k0, row_b + static_cast<int>(b_stride));
       w.advance();
-#if GU_UNITS && GU_UNIT_AHEAD
-      // after the unit's first copies: the next unit's divisions run while they are in flight
-      if (kt == u.k_begin) have_next = pl::unit_at(ctx, i + 1, next);
-#endif
     }
   }
 }

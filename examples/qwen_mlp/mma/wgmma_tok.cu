@@ -47,12 +47,6 @@
 #ifndef TOK_INFLIGHT
 #define TOK_INFLIGHT 1
 #endif
-// TOK_UNIT_AHEAD=1 (probe, session 26; TOK_UNITS only): the next work unit is computed when a unit
-// starts, while its first group runs, instead of at the tile boundary, where both warpgroups have
-// drained and the tensor pipe waits for its divisions.
-#ifndef TOK_UNIT_AHEAD
-#define TOK_UNIT_AHEAD 0
-#endif
 
 namespace wgmma_tok {
 constexpr unsigned kTileM = TOK_TILE_M, kTileN = 64, kTileK = 64;
@@ -127,15 +121,7 @@ PL_COMPONENT(wgmma_tok_main) {
 #if TOK_UNITS
   (void)k_tiles;
   pl::Unit u;
-#if TOK_UNIT_AHEAD
-  pl::Unit next;
-  bool have = pl::unit_at(ctx, 0, next), have_next = false;
-  for (unsigned i = 0; have; ++i, have = have_next) {
-    u = next;
-    if (u.k_end == u.k_begin) have_next = pl::unit_at(ctx, i + 1, next);  // no slice to hide it behind
-#else
   for (unsigned i = 0; pl::unit_at(ctx, i, u); ++i) {
-#endif
     const unsigned k_first = u.k_begin;
     for (unsigned kt = u.k_begin; kt < u.k_end; ++kt) {
 #else
@@ -152,9 +138,6 @@ PL_COMPONENT(wgmma_tok_main) {
       for (unsigned k = 0; k < kTileK / 16; ++k)
         mma(d, desc_sw128(b + k * 32u), desc_sw128(a + k * 32u), (kt > k_first || k > 0) ? 1 : 0);
       wgmma_commit();
-#if TOK_UNIT_AHEAD
-      if (kt == k_first) have_next = pl::unit_at(ctx, i + 1, next);  // while the unit's first group runs
-#endif
 #if TOK_INFLIGHT
       if (kt > k_first) {
         wgmma_wait_one();  // the previous stage's group completed: its operands may be overwritten
