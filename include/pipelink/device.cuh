@@ -127,14 +127,7 @@ __device__ __forceinline__ bool tile_at(const Ctx& ctx, unsigned i, Tile& t) { r
 // A component that walks whole tiles (pl::tile_at) sees exactly the tiles this block emits, in
 // the order its units emit them. A finishing unit only waits for blocks that store their partial
 // as their first unit, so the grid must be resident at once (pipelink::Module::launch checks it).
-// reduce_shares (split-k, a tile cut into 4 pieces or more): the tile's non-emitting pieces sum
-// its partials in shares before the emitting unit reads them, so the emitter reads one partial's
-// bytes instead of one per peer. Then a non-emitting unit's [peer_begin, peer_end) names the
-// same blocks as its emitter's (itself among them) and, after storing its partial, it adds the
-// others' share of the partials to its own and stores that share (pl::unit_partials does all of
-// it; a hand-written fix-up may ignore reduce_shares: the pieces publish their whole partials either
-// way, so the emitter's serial sum stays correct).
-struct Unit { Tile tile; unsigned k_begin, k_end, peer_begin, peer_end; bool emit; bool reduce_shares; };
+struct Unit { Tile tile; unsigned k_begin, k_end, peer_begin, peer_end; bool emit; };
 extern "C" __device__ bool pl_unit_at(const Args* args, unsigned iteration, Unit* unit);
 // Stream-k workspace (the runtime allocates and zeroes it once): instance `instance` of the
 // component that declares [tiles] partial_bytes owns that many bytes of block `block`'s record,
@@ -163,13 +156,12 @@ template <class T> __device__ __forceinline__ T* partials(const Ctx& ctx, unsign
   return reinterpret_cast<T*>(pl_partials(ctx.args, block, ctx.slots->instance));
 }
 // One thread of the instance, after all of its threads stored their part of the partial and then
-// synchronised (a named barrier): makes the stores visible GPU-wide, then flags this block's slot
-// (value 1: the partial is stored; 2, reduce_shares: its share of the tile's sum is stored too).
-__device__ __forceinline__ void partials_publish(const Ctx& ctx, unsigned value = 1u) {
+// synchronised (a named barrier): makes the stores visible GPU-wide, then flags this block's slot.
+__device__ __forceinline__ void partials_publish(const Ctx& ctx) {
   asm volatile("// pl::partials_publish %0" ::"l"(&pl_partials_marker));
   unsigned* f = pl_partials_flag(ctx.args, blockIdx.x, ctx.slots->instance);
   asm volatile("fence.acq_rel.gpu;" ::: "memory");
-  asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(f), "r"(value) : "memory");
+  asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(f), "r"(1u) : "memory");
 }
 
 // ---- PTX wrappers ---------------------------------------------------------------------------
@@ -245,11 +237,10 @@ __device__ __forceinline__ void mbar_wait(unsigned addr, unsigned parity, unsign
   }
 #endif
 }
-// One thread: waits until block `block` published its partial for this instance (its flag at
-// least `value`: 2 waits for its share of a reduce_shares tile); synchronise the instance's threads
-// after it, before they read the partial. With PL_CHECKED it gives up after about 2^31 cycles like
-// a pipe wait (pl_abort; the kernel drains, its output is invalid).
-__device__ __forceinline__ void partials_wait(const Ctx& ctx, unsigned block, unsigned value = 1u) {
+// One thread: waits until block `block` published its partial for this instance; synchronise the
+// instance's threads after it, before they read the partial. With PL_CHECKED it gives up after
+// about 2^31 cycles like a pipe wait (pl_abort; the kernel drains, its output is invalid).
+__device__ __forceinline__ void partials_wait(const Ctx& ctx, unsigned block) {
   asm volatile("// pl::partials_wait %0" ::"l"(&pl_partials_wait_marker));
   const unsigned* f = pl_partials_flag(ctx.args, block, ctx.slots->instance);
   unsigned v = 0;
@@ -258,7 +249,7 @@ __device__ __forceinline__ void partials_wait(const Ctx& ctx, unsigned block, un
 #endif
   for (;;) {
     asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(f) : "memory");
-    if (v >= value) return;
+    if (v != 0) return;
 #ifdef PL_CHECKED
     if (*reinterpret_cast<volatile unsigned*>(&pl_abort)) return;
     if (clock64() - start > (1ll << 31)) {
@@ -277,11 +268,6 @@ __device__ __forceinline__ void partials_consumed(const Ctx& ctx, unsigned block
   unsigned* f = pl_partials_flag(ctx.args, block, ctx.slots->instance);
   asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(f), "r"(0u) : "memory");
 }
-// Share q of Q (a reduce_shares tile's Q non-emitting pieces) holds registers [q N / Q, (q + 1) N / Q)
-// of every array: register j lies in share ((j + 1) Q - 1) / N.
-template <unsigned N> __device__ __forceinline__ unsigned partial_share(unsigned j, unsigned q_count) {
-  return ((j + 1u) * q_count - 1u) / N;
-}
 // The whole split-k end of a work unit whose result sits in registers. Every one of the Bar::threads
 // threads of the instance calls it (Bar: the contract's named barrier over them, C::barrier::<name>;
 // tid: the thread's index among them, 0 .. Bar::threads - 1), after the unit's last k slice with
@@ -291,16 +277,11 @@ template <unsigned N> __device__ __forceinline__ unsigned partial_share(unsigned
 // -- syncs on Bar, thread 0 publishes it, and returns false: the caller emits nothing for this unit.
 // The unit that emits waits for its peers (blocks [peer_begin, peer_end)), adds their partials to
 // its arrays in block order (the sum is deterministic), clears their flags and returns true.
-// With u.reduce_shares the non-emitting piece q (block peer_begin + q) then also waits for the other
-// pieces' partials, adds their share q to its registers of that share, in block order, and stores
-// the sums over its own partial's share q (flag 2); the emitter adds share q of block peer_begin + q's
-// partial for every q: one partial's bytes, where it would read Q of them alone.
 template <class Bar, unsigned N, unsigned... M>
 __device__ __forceinline__ bool unit_partials(const Ctx& ctx, const Unit& u, unsigned tid, float (&d0)[N], float (&... d)[M]) {
   static_assert(((M == N) && ...), "pl::unit_partials: every array has the same length");
   // no member 'threads': the component's contracts give the barrier different thread counts
   constexpr unsigned Threads = Bar::threads;
-  const unsigned q_count = u.peer_end - u.peer_begin;
   if (!u.emit) {
     float* p = partials<float>(ctx, blockIdx.x);
 #pragma unroll
@@ -311,59 +292,9 @@ __device__ __forceinline__ bool unit_partials(const Ctx& ctx, const Unit& u, uns
     }
     Bar::sync(ctx);
     if (tid == 0) partials_publish(ctx);
-    if (!u.reduce_shares) return false;
-    const unsigned q = blockIdx.x - u.peer_begin;
-    if (tid == 0)
-      for (unsigned b = u.peer_begin; b < u.peer_end; ++b)
-        if (b != blockIdx.x) partials_wait(ctx, b);
-    Bar::sync(ctx);
-    // four peers a round, so that each thread keeps 4 x (its share) loads in flight
-    for (unsigned b0 = u.peer_begin; b0 < u.peer_end; b0 += 4u) {
-      const float* pp[4];
-      bool on[4];
-#pragma unroll
-      for (unsigned k = 0; k < 4u; ++k) {
-        on[k] = b0 + k < u.peer_end && b0 + k != blockIdx.x;
-        pp[k] = partials<const float>(ctx, on[k] ? b0 + k : blockIdx.x);
-      }
-      auto add = [&](float (&x)[N], unsigned a) {
-#pragma unroll
-        for (unsigned j = 0; j < N; ++j)
-          if (partial_share<N>(j, q_count) == q) {
-#pragma unroll
-            for (unsigned k = 0; k < 4u; ++k)
-              if (on[k]) x[j] += __ldcg(pp[k] + (a * N + j) * Threads + tid);
-          }
-      };
-      unsigned a = 0;
-      add(d0, a++);
-      (add(d, a++), ...);
-    }
-#pragma unroll
-    for (unsigned j = 0; j < N; ++j)
-      if (partial_share<N>(j, q_count) == q) {
-        unsigned a = 0;
-        __stcg(p + j * Threads + tid, d0[j]);
-        (__stcg(p + (++a * N + j) * Threads + tid, d[j]), ...);
-      }
-    Bar::sync(ctx);
-    if (tid == 0) partials_publish(ctx, 2u);
     return false;
   }
-  if (u.peer_end > u.peer_begin && u.reduce_shares) {
-    if (tid == 0)
-      for (unsigned b = u.peer_begin; b < u.peer_end; ++b) partials_wait(ctx, b, 2u);
-    Bar::sync(ctx);
-#pragma unroll
-    for (unsigned j = 0; j < N; ++j) {
-      const float* p = partials<const float>(ctx, u.peer_begin + partial_share<N>(j, q_count));
-      unsigned a = 0;
-      d0[j] += __ldcg(p + j * Threads + tid);
-      ((d[j] += __ldcg(p + (++a * N + j) * Threads + tid)), ...);
-    }
-    if (tid == 0)
-      for (unsigned b = u.peer_begin; b < u.peer_end; ++b) partials_consumed(ctx, b);
-  } else if (u.peer_end > u.peer_begin) {
+  if (u.peer_end > u.peer_begin) {
     if (tid == 0)
       for (unsigned b = u.peer_begin; b < u.peer_end; ++b) partials_wait(ctx, b);
     Bar::sync(ctx);
