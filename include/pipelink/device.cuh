@@ -127,13 +127,7 @@ __device__ __forceinline__ bool tile_at(const Ctx& ctx, unsigned i, Tile& t) { r
 // A component that walks whole tiles (pl::tile_at) sees exactly the tiles this block emits, in
 // the order its units emit them. A finishing unit only waits for blocks that store their partial
 // as their first unit, so the grid must be resident at once (pipelink::Module::launch checks it).
-// reduce_shares (split-k, a tile cut into 4 pieces or more): the emitter is block peer_begin - 1,
-// and a non-emitting unit's [peer_begin, peer_end) names the same blocks as its emitter's (itself
-// among them). pl::unit_partials then has the pieces sum the partials in shares into the emitter's
-// own slot (which it never fills: it emits), so the emitter reads one partial's bytes instead of
-// one per peer. A hand-written fix-up may ignore reduce_shares: its pieces publish whole partials
-// either way, so the emitter's serial sum stays correct.
-struct Unit { Tile tile; unsigned k_begin, k_end, peer_begin, peer_end; bool emit; bool reduce_shares; };
+struct Unit { Tile tile; unsigned k_begin, k_end, peer_begin, peer_end; bool emit; };
 extern "C" __device__ bool pl_unit_at(const Args* args, unsigned iteration, Unit* unit);
 // Stream-k workspace (the runtime allocates and zeroes it once): instance `instance` of the
 // component that declares [tiles] partial_bytes owns that many bytes of block `block`'s record,
@@ -162,13 +156,12 @@ template <class T> __device__ __forceinline__ T* partials(const Ctx& ctx, unsign
   return reinterpret_cast<T*>(pl_partials(ctx.args, block, ctx.slots->instance));
 }
 // One thread of the instance, after all of its threads stored their part of the partial and then
-// synchronised (a named barrier): makes the stores visible GPU-wide, then flags this block's slot
-// (value 1: its partial is stored; 2, reduce_shares: its share of the tile's sum is stored too).
-__device__ __forceinline__ void partials_publish(const Ctx& ctx, unsigned value = 1u) {
+// synchronised (a named barrier): makes the stores visible GPU-wide, then flags this block's slot.
+__device__ __forceinline__ void partials_publish(const Ctx& ctx) {
   asm volatile("// pl::partials_publish %0" ::"l"(&pl_partials_marker));
   unsigned* f = pl_partials_flag(ctx.args, blockIdx.x, ctx.slots->instance);
   asm volatile("fence.acq_rel.gpu;" ::: "memory");
-  asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(f), "r"(value) : "memory");
+  asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(f), "r"(1u) : "memory");
 }
 
 // ---- PTX wrappers ---------------------------------------------------------------------------
@@ -244,11 +237,10 @@ __device__ __forceinline__ void mbar_wait(unsigned addr, unsigned parity, unsign
   }
 #endif
 }
-// One thread: waits until block `block` published its partial for this instance (its flag at
-// least `value`: 2 waits for its share of a reduce_shares tile's sum); synchronise the instance's
-// threads after it, before they read the partial. With PL_CHECKED it gives up after about 2^31
-// cycles like a pipe wait (pl_abort; the kernel drains, its output is invalid).
-__device__ __forceinline__ void partials_wait(const Ctx& ctx, unsigned block, unsigned value = 1u) {
+// One thread: waits until block `block` published its partial for this instance; synchronise the
+// instance's threads after it, before they read the partial. With PL_CHECKED it gives up after
+// about 2^31 cycles like a pipe wait (pl_abort; the kernel drains, its output is invalid).
+__device__ __forceinline__ void partials_wait(const Ctx& ctx, unsigned block) {
   asm volatile("// pl::partials_wait %0" ::"l"(&pl_partials_wait_marker));
   const unsigned* f = pl_partials_flag(ctx.args, block, ctx.slots->instance);
   unsigned v = 0;
@@ -257,7 +249,7 @@ __device__ __forceinline__ void partials_wait(const Ctx& ctx, unsigned block, un
 #endif
   for (;;) {
     asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(f) : "memory");
-    if (v >= value) return;
+    if (v != 0) return;
 #ifdef PL_CHECKED
     if (*reinterpret_cast<volatile unsigned*>(&pl_abort)) return;
     if (clock64() - start > (1ll << 31)) {
@@ -285,11 +277,6 @@ __device__ __forceinline__ void partials_consumed(const Ctx& ctx, unsigned block
 // -- syncs on Bar, thread 0 publishes it, and returns false: the caller emits nothing for this unit.
 // The unit that emits waits for its peers (blocks [peer_begin, peer_end)), adds their partials to
 // its arrays in block order (the sum is deterministic), clears their flags and returns true.
-// With u.reduce_shares the Q non-emitting pieces also sum the Q partials, float4 by float4 in block
-// order, piece q taking the q-th of Q equal ranges, into the emitter's slot (block peer_begin - 1),
-// and publish again (flag 2); the emitter adds that one sum. The pieces work from memory only (a
-// few registers: the accumulator arrays stay live here, as operands of the next unit's wgmma, and
-// code that needs more registers makes a main loop at its budget spill).
 template <class Bar, unsigned N, unsigned... M>
 __device__ __forceinline__ bool unit_partials(const Ctx& ctx, const Unit& u, unsigned tid, float (&d0)[N], float (&... d)[M]) {
   static_assert(((M == N) && ...), "pl::unit_partials: every array has the same length");
@@ -305,41 +292,13 @@ __device__ __forceinline__ bool unit_partials(const Ctx& ctx, const Unit& u, uns
     }
     Bar::sync(ctx);
     if (tid == 0) partials_publish(ctx);
-    if (!u.reduce_shares) return false;
-    const unsigned q_count = u.peer_end - u.peer_begin, q = blockIdx.x - u.peer_begin;
-    if (tid == 0)
-      for (unsigned b = u.peer_begin; b < u.peer_end; ++b)
-        if (b != blockIdx.x) partials_wait(ctx, b);
-    Bar::sync(ctx);
-    constexpr unsigned Vec = (1u + sizeof...(M)) * N * Threads / 4u;  // float4s in a partial
-    static_assert((1u + sizeof...(M)) * N * Threads % 4u == 0u, "pl::unit_partials: a partial is whole float4s");
-    const float4* first = partials<const float4>(ctx, u.peer_begin);
-    const unsigned long long stride = partials<const float4>(ctx, u.peer_begin + 1u) - first;  // between blocks' slots
-    float4* sum = partials<float4>(ctx, u.peer_begin - 1u);
-    for (unsigned c = q * Vec / q_count + tid, hi = (q + 1u) * Vec / q_count; c < hi; c += Threads) {
-      float4 s = __ldcg(first + c);
-      for (unsigned b = 1; b < q_count; ++b) {
-        const float4 v = __ldcg(first + b * stride + c);
-        s.x += v.x;
-        s.y += v.y;
-        s.z += v.z;
-        s.w += v.w;
-      }
-      __stcg(sum + c, s);
-    }
-    Bar::sync(ctx);
-    if (tid == 0) partials_publish(ctx, 2u);
     return false;
   }
   if (u.peer_end > u.peer_begin) {
     if (tid == 0)
-      for (unsigned b = u.peer_begin; b < u.peer_end; ++b) partials_wait(ctx, b, u.reduce_shares ? 2u : 1u);
+      for (unsigned b = u.peer_begin; b < u.peer_end; ++b) partials_wait(ctx, b);
     Bar::sync(ctx);
-    // reduce_shares: the pieces left the sum of their partials in this block's own slot
-    if (u.reduce_shares && tid == 0)
-      for (unsigned b = u.peer_begin; b < u.peer_end; ++b) partials_consumed(ctx, b);
-    const unsigned b_first = u.reduce_shares ? blockIdx.x : u.peer_begin, b_end = u.reduce_shares ? blockIdx.x + 1u : u.peer_end;
-    for (unsigned b = b_first; b < b_end; ++b) {
+    for (unsigned b = u.peer_begin; b < u.peer_end; ++b) {
       const float* p = partials<const float>(ctx, b);
 #pragma unroll
       for (unsigned j = 0; j < N; ++j) {
@@ -347,7 +306,7 @@ __device__ __forceinline__ bool unit_partials(const Ctx& ctx, const Unit& u, uns
         d0[j] += __ldcg(p + j * Threads + tid);
         ((d[j] += __ldcg(p + (++a * N + j) * Threads + tid)), ...);
       }
-      if (tid == 0 && !u.reduce_shares) partials_consumed(ctx, b);  // each slot is read once per launch
+      if (tid == 0) partials_consumed(ctx, b);  // each slot is read once per launch
     }
   }
   return true;
