@@ -4,7 +4,9 @@
 // block for small and odd extents, grids and k-slice counts, including K = 0 and K not a multiple
 // of k_tile. Every (tile, k slice) must be computed by exactly one unit; every tile emitted by
 // exactly one unit; an emitting unit's peers [peer_begin, peer_end) must be exactly the blocks
-// holding the tile's other pieces, each as its first and only non-emitting unit; and pl_tile_at
+// holding the tile's other pieces, each as its first and only non-emitting unit (with reduce_shares,
+// set only where 3 or more pieces store partials, every unit of the tile agrees on it and each piece
+// names its emitter's peers, itself among them); and pl_tile_at
 // (what components without k_extent walk) must give each block exactly the tiles its units emit,
 // in the same order.
 #include <gtest/gtest.h>
@@ -84,7 +86,7 @@ TEST(SplitTiles, EveryKSliceOnceEveryTileEmittedOncePeersExact) {
   std::ostringstream h;
   h << "#include <cstdio>\n#include <map>\n#include <set>\n#include <utility>\n#include <vector>\n"
        "namespace pl { struct Args { unsigned long long word[64]; }; struct Tile { unsigned m, n, linear, rows, cols; };\n"
-       "struct Unit { Tile tile; unsigned k_begin, k_end, peer_begin, peer_end; bool emit; }; }\n"
+       "struct Unit { Tile tile; unsigned k_begin, k_end, peer_begin, peer_end; bool emit, reduce_shares; }; }\n"
        "struct Dim { unsigned x; };\nstatic Dim blockIdx, gridDim;\n"
        "typedef bool (*UnitAt)(const pl::Args*, unsigned, pl::Unit*);\n"
        "typedef bool (*TileAt)(const pl::Args*, unsigned, pl::Tile*);\n";
@@ -117,6 +119,8 @@ int main() {
             std::map<unsigned, unsigned> emitter;                   // linear tile -> block
             std::map<unsigned, std::pair<unsigned, unsigned>> peers;
             std::map<unsigned, unsigned> partial_of;                // block -> linear tile of its partial
+            std::map<unsigned, std::pair<unsigned, unsigned>> piece_peers;  // block -> its peers (reduce_shares pieces)
+            std::map<unsigned, bool> shares;                        // linear tile -> reduce_shares (every unit of it agrees)
             auto fail = [&](const char* why, unsigned b, unsigned i) {
               if (++bad <= 20)
                 std::printf("%s, %u x %u tiles, K %u, grid %u: %s (block %u, unit %u)\n", c.what, tm, tn, k, grid, why, b, i);
@@ -132,6 +136,9 @@ int main() {
                 if (u.tile.rows != (u.tile.m + 1u < tm ? 128u : 125u) || u.tile.cols != (u.tile.n + 1u < tn ? 128u : 121u)) fail("a unit's rows / cols are not its part of the extent", b, i);
                 if (u.k_begin > u.k_end || u.k_end > kt || (kt > 0 && u.k_begin == u.k_end)) fail("an empty or bad k range", b, i);
                 for (unsigned s = u.k_begin; s < u.k_end; ++s) ++slices[{lin, s}];
+                if (shares.count(lin) && shares[lin] != u.reduce_shares) fail("the units of a tile disagree on reduce_shares", b, i);
+                shares[lin] = u.reduce_shares;
+                if (u.reduce_shares && u.k_begin == 0 && u.k_end == kt) fail("reduce_shares on a whole tile", b, i);
                 if (u.emit) {
                   if (emitter.count(lin)) fail("a tile emitted twice", b, i);
                   emitter[lin] = b;
@@ -141,6 +148,10 @@ int main() {
                 } else {
                   if (i != 0) fail("a partial that is not the block's first unit", b, i);
                   partial_of[b] = lin;
+                  if (u.reduce_shares) {
+                    piece_peers[b] = {u.peer_begin, u.peer_end};
+                    if (b < u.peer_begin || b >= u.peer_end) fail("a reduce_shares piece outside its own peers", b, i);
+                  } else if (u.peer_end != u.peer_begin) fail("a non-emitting unit with peers but no reduce_shares", b, i);
                 }
               }
               pl::Tile t;
@@ -159,6 +170,11 @@ int main() {
               std::set<unsigned> got;
               for (unsigned b = pe.first; b < pe.second; ++b) got.insert(b);
               if (want != got) fail("an emitter's peers are not the blocks holding its tile's other pieces", emitter[lin], lin);
+              // reduce_shares: only where 3 peers or more share the sum, and every piece names the emitter's peers
+              if (shares[lin] && want.size() < 3) fail("reduce_shares with fewer than 3 non-emitting pieces", emitter[lin], lin);
+              if (shares[lin])
+                for (unsigned b : want)
+                  if (piece_peers.count(b) == 0 || piece_peers[b] != pe) fail("a piece's peers differ from its emitter's", b, lin);
             }
           }
   std::printf("failures: %d over %lu cases\n", bad, cases);
