@@ -184,6 +184,14 @@ void emit_units_data_parallel(const LinkContext& ctx, std::ostringstream& o) {
 // holding a tile's first slice emits the tile, after the partials of the blocks holding its other
 // slices, each of which holds it as its first piece (done first), so no block waits on a block
 // that waits. Tile coordinates follow the link's order from the linear tile index.
+// Split-k: a tile cut into this many pieces or more has its pieces sum the partials in shares
+// (pl::Unit::reduce_shares) instead of leaving all of them to the emitter. Measured on the H200
+// (bench/NOTES.md, sessions 27-28; sustained, each link / its build without shares): 4-8% faster
+// at 16 pieces, the GEMM 1.1-1.8% faster at 11 (fused 0.7% or within noise), the GEMM 0.5-3.0%
+// slower at 8 (the pieces wait for each other where they used to move on), about level at 4-6.
+// 10 lies between the measured 8 and 11.
+constexpr unsigned kReduceSharesPieces = 10;
+
 void emit_stream_k(LinkContext& ctx, std::ostringstream& o) {
   const TilesDecl& td = *ctx.tiles;
   const ParamSlot* pm = find_param(ctx, td.extent_m);
@@ -251,9 +259,9 @@ void emit_stream_k(LinkContext& ctx, std::ostringstream& o) {
       << "    u->k_begin = (unsigned)(p.s0 * p.kt / p.w);\n"
       << "    u->k_end = (unsigned)((p.s0 + 1ull) * p.kt / p.w);\n"
       << "    u->emit = p.s0 == 0ull;\n"
-      << "    // 4 pieces or more: the 3 or more non-emitting ones sum the partials in shares (pl::unit_partials),\n"
+      << "    // " << kReduceSharesPieces << " pieces or more: the non-emitting ones sum the partials in shares (pl::unit_partials),\n"
       << "    // and each of them names the same peers as the emitter\n"
-      << "    u->reduce_shares = p.w >= 4u;\n"
+      << "    u->reduce_shares = p.w >= " << kReduceSharesPieces << "u;\n"
       << "    u->peer_begin = p.w > 1u && (u->emit || u->reduce_shares) ? blockIdx.x - (unsigned)p.s0 + 1u : 0u;\n"
       << "    u->peer_end = p.w > 1u && (u->emit || u->reduce_shares) ? blockIdx.x - (unsigned)p.s0 + p.w : 0u;\n"
       << "    pl_sk_coords(p.first, p, &u->tile);\n"

@@ -127,7 +127,7 @@ __device__ __forceinline__ bool tile_at(const Ctx& ctx, unsigned i, Tile& t) { r
 // A component that walks whole tiles (pl::tile_at) sees exactly the tiles this block emits, in
 // the order its units emit them. A finishing unit only waits for blocks that store their partial
 // as their first unit, so the grid must be resident at once (pipelink::Module::launch checks it).
-// reduce_shares (split-k, a tile cut into 4 pieces or more): the emitter is block peer_begin - 1,
+// reduce_shares (split-k, a tile cut into 10 pieces or more): the emitter is block peer_begin - 1,
 // and a non-emitting unit's [peer_begin, peer_end) names the same blocks as its emitter's (itself
 // among them). pl::unit_partials then has the pieces sum the partials in shares into the emitter's
 // own slot (which it never fills: it emits), so the emitter reads one partial's bytes instead of
