@@ -17,4 +17,7 @@ done
 A=(); for k in gemm_tok144_splitk fused_tok144_splitk; do A+=(--${k//_/-} $K/$k.cubin $K/$k.map --probe ${k//_/-}-old28 $K/${k}_old28.cubin $K/${k}_old28.map); done
 timeout 60 $B --sustain-ms 300 --region-ms 50 "${A[@]}" --M 560 --rounds 5 --json $O/s560.json >> $O/run.log 2>&1
 echo "M=560 rc=$?" | tee -a $O/run.log
+A=(); for k in fused_medium_swf gemm_medium_s4 fused_sw_splitk gemm_sw_splitk; do A+=(--${k//_/-} $K/$k.cubin $K/$k.map); done
+timeout 60 $B --sustain-ms 300 --region-ms 50 "${A[@]}" --M 1024 --rounds 5 --json $O/s1024.json --md $O/s1024.md >> $O/run.log 2>&1
+echo "M=1024 rc=$?" | tee -a $O/run.log
 tar czf $OUT/c2.tgz -C $OUT r && rm -rf $OUT/r
