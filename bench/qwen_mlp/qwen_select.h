@@ -132,6 +132,16 @@ inline bool has_panels(const std::string& label) {
 // lose the tie. The probe run of session 26 (plain timer at 440, results/s26/t: gemm-tok224-sk 0.974 x
 // gemm-tok160-splitk, fused 0.992 x fused-n112-swf) is not held out for it. Returns null where the
 // rule does not apply or the kernel is absent; cost receives the token tile's cost.
+// Session 28, after results/s28/c2 (held out for session 27's lead at 288): where two token tiles make
+// 800 tiles (fewer than 8 rounds), split-k cuts each of the last 8 tiles into 16 pieces, and since
+// the pieces sum the partials in shares (src/generate.cpp, kReduceSharesPieces) the split-k link was
+// never slower than the stream-k one the rule took, at M = 272 / 288 / 304 / 320 / 336 / 352 / 400 /
+// 416 (sustained): GEMM 0.961-1.007 (faster at 3 of 8 M, noise at 5), fused 0.974-0.997 (faster at
+// 5, noise at 3). So split-k is taken also below 8 rounds wherever its split tiles have 10 pieces or
+// more and the split-k link exists (tok224 has none and stays stream-k). Not held out.
+// The split-k plan's pieces per split tile from which they sum the partials in shares
+// (kReduceSharesPieces in src/generate.cpp).
+constexpr unsigned kSharesPieces = 10;
 inline const Candidate* token_tile(const std::string& kind, unsigned M, unsigned sms, const std::vector<Candidate>& kernels,
                                    double& cost) {
   if ((kind != "gemm" && kind != "fused") || M <= 256 || M > 1024) return nullptr;
@@ -142,7 +152,15 @@ inline const Candidate* token_tile(const std::string& kind, unsigned M, unsigned
     for (const Candidate& k : kernels) {
       if (k.probe || !is_token_tile(k.label) || k.tile_m != T) continue;
       const double tiles = double((M + T - 1) / T) * double((kInter + k.tile_n - 1) / k.tile_n);
-      if (k.label != kind + "-tok" + std::to_string(T) + (tiles < 8.0 * sms ? "-sk" : "-splitk")) continue;
+      const std::string sk = kind + "-tok" + std::to_string(T) + "-sk", splitk = kind + "-tok" + std::to_string(T) + "-splitk";
+      // session 28: split-k also below 8 rounds where its split tiles have kSharesPieces pieces or more
+      // (their pieces sum the partials in shares), when the split-k link is there
+      const unsigned last = unsigned(tiles) % sms;
+      const bool shares = last > 0 && sms / last >= kSharesPieces;
+      bool have_splitk = false;
+      for (const Candidate& o : kernels) have_splitk |= !o.probe && o.label == splitk && o.tile_m == T;
+      const bool want_splitk = tiles >= 8.0 * sms || (shares && have_splitk);
+      if (k.label != (want_splitk ? splitk : sk)) continue;
       const unsigned padded = (M + T - 1) / T * T;
       if (!pick || padded < pick_padded) pick = &k, pick_padded = padded, cost = factor * tiles / sms * T / 2.0;
     }

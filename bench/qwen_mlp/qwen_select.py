@@ -8,6 +8,7 @@ holds the two to the same answers for every M from 1 to 8192 on the benches' ker
 import math
 
 INTER = 25600  # H's width: the gate (and up) width of the Qwen3-32B MLP
+SHARES_PIECES = 10  # the split-k plan's pieces per split tile from which they sum in shares (src/generate.cpp)
 
 VARIANTS = ["fused", "fused_medium", "fused_narrow", "fused_small", "gemm", "gemm_medium", "gemm_narrow", "gemm_small"]
 # The other kernels the benches load where present; select() below names the ones it may take (e.g.
@@ -39,7 +40,13 @@ def token_tile(ks, kind: str, M: int, sms: int):
             if name not in ks or ks[name].fact("tile_m") != T:
                 continue
             tiles = math.ceil(M / T) * math.ceil(INTER / ks[name].fact("tile_n"))
-            if name != "%s_tok%d_%s" % (kind, T, "sk" if tiles < 8 * sms else "splitk"):
+            # session 28: split-k also below 8 rounds where its split tiles have SHARES_PIECES pieces or
+            # more (they sum the partials in shares), when the split-k link is there
+            splitk = "%s_tok%d_splitk" % (kind, T)
+            shares = tiles % sms > 0 and sms // (tiles % sms) >= SHARES_PIECES
+            have_splitk = splitk in ks and ks[splitk].fact("tile_m") == T
+            want_splitk = tiles >= 8 * sms or (shares and have_splitk)
+            if name != "%s_tok%d_%s" % (kind, T, "splitk" if want_splitk else "sk"):
                 continue
             padded = math.ceil(M / T) * T
             if pick is None or padded < pick_padded:

@@ -87,17 +87,18 @@ class Agree(unittest.TestCase):
         # refitted after results/s23/s2), 1.09 for the fused kernel (which takes it since session 23);
         # T = 208 since session 25 (385-416, 801-832, and the GEMM's 577-624); T = 224 since session 26
         # (433-448: it is linked stream-k only, so it competes only where two token tiles make fewer
-        # than 8 rounds).
+        # than 8 rounds). Session 28: two token tiles (800 tiles, 16 pieces per split tile) take split-k
+        # where the split-k link is there (the pieces sum in shares; results/s28/c2), so tok224 stays stream-k.
         got, base = py(SUSTAINED), py([n for n in SUSTAINED if n not in TOK])
-        fused_want = [((257, 288), "tok144_sk"), ((289, 320), "tok160_sk"), ((321, 352), "tok176_sk"),
-                      ((353, 384), "n120"), ((385, 416), "tok208_sk"), ((417, 432), "tok144_splitk"),
+        fused_want = [((257, 288), "tok144_splitk"), ((289, 320), "tok160_splitk"), ((321, 352), "tok176_splitk"),
+                      ((353, 384), "n120"), ((385, 416), "tok208_splitk"), ((417, 432), "tok144_splitk"),
                       ((433, 448), "tok224_sk"), ((449, 512), "n112"), ((513, 528), "tok176_splitk"), ((529, 576), "tok144_splitk"),
                       ((577, 640), "n112"), ((641, 704), "tok176_splitk"), ((705, 720), "tok144_splitk"),
                       ((721, 768), "n120"), ((769, 800), "tok160_splitk"), ((801, 832), "tok208_splitk"),
                       ((833, 896), "sw_splitk"), ((897, 1024), "medium_s4")]
         # the GEMM's factor adds 449-480, 577-624, 833-864 and 897-960
-        gemm_want = [((257, 288), "tok144_sk"), ((289, 320), "tok160_sk"), ((321, 352), "tok176_sk"),
-                     ((353, 384), "n120"), ((385, 416), "tok208_sk"), ((417, 432), "tok144_splitk"),
+        gemm_want = [((257, 288), "tok144_splitk"), ((289, 320), "tok160_splitk"), ((321, 352), "tok176_splitk"),
+                     ((353, 384), "n120"), ((385, 416), "tok208_splitk"), ((417, 432), "tok144_splitk"),
                      ((433, 448), "tok224_sk"), ((449, 480), "tok160_splitk"), ((481, 512), "n112"), ((513, 528), "tok176_splitk"),
                      ((529, 576), "tok144_splitk"), ((577, 624), "tok208_splitk"), ((625, 640), "n112"),
                      ((641, 704), "tok176_splitk"), ((705, 720), "tok144_splitk"), ((721, 768), "n120"),
