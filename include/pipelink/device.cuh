@@ -330,8 +330,6 @@ __device__ __forceinline__ bool unit_partials(const Ctx& ctx, const Unit& u, uns
       for (unsigned b = u.peer_begin; b < u.peer_end; ++b) partials_wait(ctx, b, u.reduce_shares ? 2u : 1u);
     Bar::sync(ctx);
     // reduce_shares: the pieces left the sum of their partials in this block's own slot
-    if (u.reduce_shares && tid == 0)
-      for (unsigned b = u.peer_begin; b < u.peer_end; ++b) partials_consumed(ctx, b);
     const unsigned b_first = u.reduce_shares ? blockIdx.x : u.peer_begin, b_end = u.reduce_shares ? blockIdx.x + 1u : u.peer_end;
     for (unsigned b = b_first; b < b_end; ++b) {
       const float* p = partials<const float>(ctx, b);
@@ -341,8 +339,11 @@ __device__ __forceinline__ bool unit_partials(const Ctx& ctx, const Unit& u, uns
         d0[j] += __ldcg(p + j * Threads + tid);
         ((d[j] += __ldcg(p + (++a * N + j) * Threads + tid)), ...);
       }
-      if (tid == 0 && !u.reduce_shares) partials_consumed(ctx, b);  // each slot is read once per launch
     }
+    // each slot is read once per launch (cleared after the sum, outside its loop: one copy of the
+    // unrolled sum, whichever blocks it reads)
+    if (tid == 0)
+      for (unsigned b = u.peer_begin; b < u.peer_end; ++b) partials_consumed(ctx, b);
   }
   return true;
 }
