@@ -187,9 +187,10 @@ void emit_units_data_parallel(const LinkContext& ctx, std::ostringstream& o) {
 // Split-k: a tile cut into this many pieces or more has its pieces sum the partials in shares
 // (pl::Unit::reduce_shares) instead of leaving all of them to the emitter. Measured on the H200
 // (bench/NOTES.md, sessions 27-28; sustained, each link / its build without shares): 4-8% faster
-// at 16 pieces, the GEMM 1.1-1.8% faster at 11 (fused 0.7% or within noise), the GEMM 0.5-3.0%
-// slower at 8 (the pieces wait for each other where they used to move on), about level at 4-6.
-// 10 lies between the measured 8 and 11.
+// at 16 pieces; at 11 the GEMM 1.1-1.8% faster with the peer loop fully unrolled, level with the
+// final (unrolled by 2) loop, the fused link 0.7% faster or level; at 8 the GEMM 0.5-3.0% slower
+// (the pieces wait for each other where they used to move on; part of it was the code's size, the
+// same link 1.6% slower with the shares off), about level at 4-6. 10 lies between 8 and 11.
 constexpr unsigned kReduceSharesPieces = 10;
 
 void emit_stream_k(LinkContext& ctx, std::ostringstream& o) {
