@@ -28,7 +28,7 @@
 # pipelink_link(TARGET <name> COMPONENTS <component>...
 #               [OUTPUT <cubin>] [MAP] [CONTROL] [SAVE_TEMPS] [CONNECT <PORT=PIPE>...]
 #               [DEFINES <NAME[=V]>...] [INCLUDE_DIRECTORIES <dir>...] [KERNEL_NAME <name>]
-#               [ARCH sm_90a] [PDL] [PDL_EARLY_TRIGGER] [TILE_ORDER <order>] [BLOCKS_PER_SM <n>] [MIN_REGISTERS]
+#               [ARCH sm_90a] [PDL] [PDL_EARLY_TRIGGER] [TILE_ORDER <order>] [BLOCKS_PER_SM <n>] [MIN_REGISTERS] [FATAL_WARNINGS]
 #               [TILE_SCHEDULE data-parallel|split-k|stream-k[:W]] [EXCLUDE_FROM_ALL])
 #   Runs `pipelink link` over the components' contracts, in order (a component listed twice is
 #   instantiated twice), searching the components' output directories (-L). Writes OUTPUT
@@ -40,7 +40,8 @@
 #   order of the tile sequence, for components whose [tiles] say order = "any". TILE_SCHEDULE is
 #   --tile-schedule for both (split-k, stream-k: tiles split along k, docs/contracts.md). BLOCKS_PER_SM is
 #   --blocks-per-sm for both (that many blocks fit on one SM); MIN_REGISTERS is --min-registers for
-#   both (launch with the fewest registers the warpgroups' budgets fit in). Creates the custom target
+#   both (launch with the fewest registers the warpgroups' budgets fit in); FATAL_WARNINGS is
+#   --fatal-warnings for both (any warning, e.g. a spilling kernel, fails the build). Creates the custom target
 #   <name> (built by `all` unless EXCLUDE_FROM_ALL) with the properties PIPELINK_CUBIN,
 #   PIPELINK_MAP, PIPELINK_CONTROL_CUBIN and PIPELINK_CONTROL_MAP (empty when not built).
 #   The link depends on the contracts and the components' objects only, so changing one
@@ -331,7 +332,7 @@ function(pipelink_add_component)
 endfunction()
 
 function(pipelink_link)
-  cmake_parse_arguments(PARSE_ARGV 0 A "CONTROL;MAP;SAVE_TEMPS;EXCLUDE_FROM_ALL;PDL;PDL_EARLY_TRIGGER;MIN_REGISTERS"
+  cmake_parse_arguments(PARSE_ARGV 0 A "CONTROL;MAP;SAVE_TEMPS;EXCLUDE_FROM_ALL;PDL;PDL_EARLY_TRIGGER;MIN_REGISTERS;FATAL_WARNINGS"
     "TARGET;OUTPUT;KERNEL_NAME;ARCH;TILE_ORDER;TILE_SCHEDULE;BLOCKS_PER_SM"
     "COMPONENTS;CONNECT;DEFINES;INCLUDE_DIRECTORIES")
   if(A_UNPARSED_ARGUMENTS)
@@ -419,6 +420,9 @@ function(pipelink_link)
   endif()
   if(A_MIN_REGISTERS)
     list(APPEND common --min-registers)   # the control too
+  endif()
+  if(A_FATAL_WARNINGS)
+    list(APPEND common --fatal-warnings)  # a warning (e.g. a spill) fails the build
   endif()
 
   set(link_flags "")

@@ -171,6 +171,11 @@ int pl_options_set(pl_options* o, const char* key, const char* value, char* err,
         set_err(err, err_size, "option 'min_registers' takes 0 or 1, got '" + v + "'");
         return -1;
       }
+    } else if (k == "fatal_warnings") {
+      if (!parse_bool(value, opt.fatal_warnings)) {
+        set_err(err, err_size, "option 'fatal_warnings' takes 0 or 1, got '" + v + "'");
+        return -1;
+      }
     } else if (k == "control" || k == "save_temps" || k == "emit_ptx" || k == "verbose" || k == "pdl") {
       bool b = false;
       if (!parse_bool(value, b)) {

@@ -14,6 +14,11 @@ Diagnostic& Diagnostics::error(std::string rule, std::string message, SourceLoc 
   return push(list_, Severity::Error, std::move(rule), std::move(message), std::move(loc));
 }
 Diagnostic& Diagnostics::warning(std::string rule, std::string message, SourceLoc loc) {
+  if (fatal_warnings_) {
+    Diagnostic& d = error(std::move(rule), std::move(message), std::move(loc));
+    d.notes.push_back("a warning, made an error by --fatal-warnings");
+    return d;
+  }
   return push(list_, Severity::Warning, std::move(rule), std::move(message), std::move(loc));
 }
 Diagnostic& Diagnostics::note(std::string message, SourceLoc loc) {

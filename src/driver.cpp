@@ -119,6 +119,7 @@ LinkResult link(const LinkOptions& options, Diagnostics& diags) {
 
 namespace {
 LinkResult link_passes(const LinkOptions& options, Diagnostics& diags) {
+  diags.set_fatal_warnings(options.fatal_warnings);
   LinkContext ctx(options, diags);
   ctx.target.arch = options.arch;
   const TargetInfo* ti = find_target(options.arch);

@@ -33,6 +33,10 @@ class Diagnostics {
   Diagnostic& warning(std::string rule, std::string message, SourceLoc loc = {});
   Diagnostic& note(std::string message, SourceLoc loc = {});
 
+  // --fatal-warnings: warning() reports an error instead (same rule and message, and a note saying
+  // why), so the link fails and writes nothing.
+  void set_fatal_warnings(bool on) { fatal_warnings_ = on; }
+
   bool has_errors() const { return errors_ > 0; }
   int error_count() const { return errors_; }
   const std::vector<Diagnostic>& all() const { return list_; }
@@ -43,6 +47,7 @@ class Diagnostics {
  private:
   std::vector<Diagnostic> list_;
   int errors_ = 0;
+  bool fatal_warnings_ = false;
 };
 
 }  // namespace pipelink

@@ -389,7 +389,7 @@ def link(contracts: Union[PathLike, Iterable[PathLike]], output: Optional[PathLi
          include_dirs: Iterable[PathLike] = (), kernel_name: str = "pipelink_kernel", save_temps: bool = False,
          emit_ptx: bool = False, verbose: bool = False, pdl: bool = False, tile_order: Optional[str] = None,
          blocks_per_sm: int = 1, pdl_early_trigger: bool = False, min_registers: bool = False,
-         tile_schedule: Optional[str] = None) -> LinkResult:
+         tile_schedule: Optional[str] = None, fatal_warnings: bool = False) -> LinkResult:
     """Links contracts into one kernel (`pipelink link`). A contract listed twice is instantiated
     twice. Writes `output` (the cubin) and `map` when given, all or nothing; the result holds the
     cubin and the map either way. Raises LinkError (with every diagnostic) when the link is
@@ -404,13 +404,17 @@ def link(contracts: Union[PathLike, Iterable[PathLike]], output: Optional[PathLi
     fewest registers per thread that the warpgroups' budgets fit in, leaving the rest of the SM's
     registers to other kernels' blocks. tile_schedule (`--tile-schedule`): "data-parallel" (the
     default), "split-k" or "stream-k[:W]" (tiles of the last partial wave split along k across
-    blocks; a Kernel loaded from the result allocates the partials' workspace itself)."""
+    blocks; a Kernel loaded from the result allocates the partials' workspace itself).
+    fatal_warnings (`--fatal-warnings`): every warning is raised as an error (LinkError; nothing
+    written), e.g. a kernel that spills registers."""
     _flag("pipelink.link: pdl", pdl)
     _flag("pipelink.link: pdl_early_trigger", pdl_early_trigger)
     _flag("pipelink.link: min_registers", min_registers)
+    _flag("pipelink.link: fatal_warnings", fatal_warnings)
     o = _options(contracts, output, map, library_dirs, include_dirs, connect, defines, arch, kernel_name,
                  {"control": control, "save_temps": save_temps, "emit_ptx": emit_ptx, "verbose": verbose, "pdl": pdl,
-                  "pdl_early_trigger": pdl_early_trigger, "min_registers": min_registers}, tile_order, blocks_per_sm,
+                  "pdl_early_trigger": pdl_early_trigger, "min_registers": min_registers,
+                  "fatal_warnings": fatal_warnings}, tile_order, blocks_per_sm,
                  tile_schedule)
     try:
         r = _libs.c.pl_link(o)
@@ -426,14 +430,17 @@ def check(contracts: Union[PathLike, Iterable[PathLike]], map: Optional[PathLike
           arch: str = "sm_90a", library_dirs: Iterable[PathLike] = (), include_dirs: Iterable[PathLike] = (),
           kernel_name: str = "pipelink_kernel", pdl: bool = False, tile_order: Optional[str] = None,
           blocks_per_sm: int = 1, pdl_early_trigger: bool = False, min_registers: bool = False,
-          tile_schedule: Optional[str] = None) -> LinkResult:
+          tile_schedule: Optional[str] = None, fatal_warnings: bool = False) -> LinkResult:
     """Checks and allocates only (`pipelink check`): the result has the map and no cubin; writes
-    only `map` when given. Raises LinkError when the contracts are refused."""
+    only `map` when given. Raises LinkError when the contracts are refused (with fatal_warnings,
+    also when they would only be warned about)."""
     _flag("pipelink.check: pdl", pdl)
     _flag("pipelink.check: pdl_early_trigger", pdl_early_trigger)
     _flag("pipelink.check: min_registers", min_registers)
+    _flag("pipelink.check: fatal_warnings", fatal_warnings)
     o = _options(contracts, None, map, library_dirs, include_dirs, connect, defines, arch, kernel_name,
-                 {"pdl": pdl, "pdl_early_trigger": pdl_early_trigger, "min_registers": min_registers}, tile_order, blocks_per_sm,
+                 {"pdl": pdl, "pdl_early_trigger": pdl_early_trigger, "min_registers": min_registers,
+                  "fatal_warnings": fatal_warnings}, tile_order, blocks_per_sm,
                  tile_schedule)
     try:
         r = _libs.c.pl_check(o)

@@ -151,6 +151,17 @@ class LinkFromPython(unittest.TestCase):
         r = pipelink.check(contracts, connect={"out": "acc"}, defines={"UNUSED": 1})
         self.assertEqual((r.threads, r.smem_bytes), (64, 16512))
 
+    def test_fatal_warnings(self):
+        # tests/golden/fatal-warnings: a fact provided twice with one value is a warning; with
+        # fatal_warnings=True it is raised as an error, under the same rule, and nothing is written.
+        case = SRC / "tests" / "golden" / "fatal-warnings"
+        contracts = [case / "loader.toml", case / "mma.toml"]
+        self.assertEqual([d.rule for d in pipelink.check(contracts).warnings], ["fact-multiply-provided"])
+        with self.assertRaises(pipelink.LinkError) as cm:
+            pipelink.check(contracts, map=self.out / "out.map", fatal_warnings=True)
+        self.assertEqual([d.rule for d in cm.exception.errors], ["fact-multiply-provided"])
+        self.assertEqual(os.listdir(self.out), [], "a refused check wrote files")
+
     def test_compile_component(self):
         out = self.out / "tile_writer.ltoir"
         pipelink.compile(G / "writer/tile_writer.cu", out)
