@@ -64,6 +64,7 @@ PL_C_EXPORT void pl_options_free(pl_options* o);
  *   tile_order   --tile-order (row_major, col_major or grouped:G)
  *   blocks_per_sm  --blocks-per-sm N (1..32)
  *   min_registers  --min-registers ("0" or "1")
+ *   fatal_warnings  --fatal-warnings: every warning reported as an error ("0" or "1")
  * An unknown key or a malformed value is an error (nothing is set). */
 PL_C_EXPORT int pl_options_set(pl_options* o, const char* key, const char* value, char* err, size_t err_size);
 
