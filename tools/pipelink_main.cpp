@@ -69,7 +69,7 @@ int run(int argc, char** argv) {
     repeatable(s->add_option("-I", opt.include_dirs, "include directory for the generated unit / control (repeatable)"));
     repeatable(s->add_option("-D", opt.defines, "NAME[=VALUE]: preprocessor definition for the generated unit / control (repeatable)"));
     s->add_flag("-v,--verbose", opt.verbose, "pass timings and toolchain logs");
-    s->add_flag("--fatal-warnings", opt.fatal_warnings, "report warnings as errors (the link fails and writes nothing)");
+    s->add_flag("--fatal-warnings", opt.fatal_warnings, "report warnings as errors (the link, check or compile fails and writes nothing)");
   };
   CLI::App* link = app.add_subcommand("link", "check, allocate, generate and link into one cubin");
   link->add_option("inputs", opt.inputs, "component contracts (.toml); repeat one to instantiate it again")->required();
