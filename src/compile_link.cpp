@@ -606,7 +606,6 @@ void compile_link(LinkContext& ctx) {
 }
 
 bool compile_component(const std::string& source_path, const LinkOptions& options, Diagnostics& diags) {
-  diags.set_fatal_warnings(options.fatal_warnings);
   if (same_file(options.output, source_path)) {
     diags.error("output", "-o '" + options.output + "' is the source '" + source_path + "'; refusing to overwrite an input");
     return false;

@@ -14,12 +14,18 @@ Diagnostic& Diagnostics::error(std::string rule, std::string message, SourceLoc 
   return push(list_, Severity::Error, std::move(rule), std::move(message), std::move(loc));
 }
 Diagnostic& Diagnostics::warning(std::string rule, std::string message, SourceLoc loc) {
-  if (fatal_warnings_) {
-    Diagnostic& d = error(std::move(rule), std::move(message), std::move(loc));
-    d.notes.push_back("a warning, made an error by --fatal-warnings");
-    return d;
-  }
   return push(list_, Severity::Warning, std::move(rule), std::move(message), std::move(loc));
+}
+int Diagnostics::promote_warnings(const std::string& note) {
+  int n = 0;
+  for (Diagnostic& d : list_)
+    if (d.severity == Severity::Warning) {
+      d.severity = Severity::Error;
+      d.notes.push_back(note);
+      ++n;
+    }
+  errors_ += n;
+  return n;
 }
 Diagnostic& Diagnostics::note(std::string message, SourceLoc loc) {
   return push(list_, Severity::Note, "", std::move(message), std::move(loc));

@@ -110,7 +110,11 @@ LinkResult link(const LinkOptions& options, Diagnostics& diags) {
   // The passes report into diags and do not throw; this is the backstop for what they cannot
   // report (memory exhaustion), so a hostile input ends in a diagnostic, not an abort.
   try {
-    return link_passes(options, diags);
+    LinkResult r = link_passes(options, diags);
+    // --fatal-warnings: promoted only now, so the passes ran as without it and every real error
+    // of the link is reported beside the promoted warnings; the link fails and writes nothing.
+    if (options.fatal_warnings && diags.promote_warnings("a warning, made an error by --fatal-warnings") > 0) return {};
+    return r;
   } catch (const std::exception& e) {
     diags.error("internal", std::string("the link stopped: ") + e.what());
     return {};
@@ -119,7 +123,6 @@ LinkResult link(const LinkOptions& options, Diagnostics& diags) {
 
 namespace {
 LinkResult link_passes(const LinkOptions& options, Diagnostics& diags) {
-  diags.set_fatal_warnings(options.fatal_warnings);
   LinkContext ctx(options, diags);
   ctx.target.arch = options.arch;
   const TargetInfo* ti = find_target(options.arch);

@@ -69,7 +69,6 @@ int run(int argc, char** argv) {
     repeatable(s->add_option("-I", opt.include_dirs, "include directory for the generated unit / control (repeatable)"));
     repeatable(s->add_option("-D", opt.defines, "NAME[=VALUE]: preprocessor definition for the generated unit / control (repeatable)"));
     s->add_flag("-v,--verbose", opt.verbose, "pass timings and toolchain logs");
-    s->add_flag("--fatal-warnings", opt.fatal_warnings, "report warnings as errors (the link, check or compile fails and writes nothing)");
   };
   CLI::App* link = app.add_subcommand("link", "check, allocate, generate and link into one cubin");
   link->add_option("inputs", opt.inputs, "component contracts (.toml); repeat one to instantiate it again")->required();
@@ -78,6 +77,8 @@ int run(int argc, char** argv) {
   link->add_option("--map-svg", opt.map_svg_path, "write the link map as a picture (SVG)");
   repeatable(link->add_option("-L", opt.library_dirs, "directory searched for component objects (repeatable)"));
   repeatable(link->add_option("--connect", connects, "PORT=PIPE: ports named PORT join pipe PIPE (repeatable)"));
+  const std::string fatal_help = "report warnings as errors (after every pass ran, so all errors show; the link fails and writes nothing)";
+  link->add_flag("--fatal-warnings", opt.fatal_warnings, fatal_help);
   link->add_flag("--save-temps", opt.save_temps, "keep the generated source (<out>.generated.cu) and linked PTX");
   link->add_flag("--emit-ptx", opt.emit_ptx, "write the linked PTX to <out>.ptx");
   link->add_flag("--control", opt.control, "build the monolithic control (one NVRTC program) instead");
@@ -115,6 +116,7 @@ int run(int argc, char** argv) {
   check->add_option("--map", opt.map_path, "write the link map");
   check->add_option("--map-svg", opt.map_svg_path, "write the link map as a picture (SVG)");
   repeatable(check->add_option("--connect", connects, "PORT=PIPE: ports named PORT join pipe PIPE (repeatable)"));
+  check->add_flag("--fatal-warnings", opt.fatal_warnings, fatal_help);
   check->add_flag("--pdl", opt.pdl, pdl_help);
   check->add_flag("--pdl-early-trigger", opt.pdl_early_trigger, early_help);
   check->add_option("--tile-order", opt.tile_order, order_help);

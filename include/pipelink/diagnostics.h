@@ -33,9 +33,9 @@ class Diagnostics {
   Diagnostic& warning(std::string rule, std::string message, SourceLoc loc = {});
   Diagnostic& note(std::string message, SourceLoc loc = {});
 
-  // --fatal-warnings: warning() reports an error instead (same rule and message, and a note saying
-  // why), so the link fails and writes nothing.
-  void set_fatal_warnings(bool on) { fatal_warnings_ = on; }
+  // --fatal-warnings: after a link's passes ran (so its real errors are all reported), every
+  // warning becomes an error (same rule and message, `note` added). Returns how many.
+  int promote_warnings(const std::string& note);
 
   bool has_errors() const { return errors_ > 0; }
   int error_count() const { return errors_; }
@@ -47,7 +47,6 @@ class Diagnostics {
  private:
   std::vector<Diagnostic> list_;
   int errors_ = 0;
-  bool fatal_warnings_ = false;
 };
 
 }  // namespace pipelink

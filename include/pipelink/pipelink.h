@@ -71,8 +71,9 @@ struct LinkOptions {
   // kernels' blocks, e.g. the small kernel between two linked GEMMs under programmatic dependent
   // launch. Every warpgroup must have a budget ([warps] registers).
   bool min_registers = false;
-  // --fatal-warnings (lld's flag): every warning is reported as an error, so a link that would only
-  // have warned (a spilling kernel, serialized wgmma, a PTX component) fails and writes nothing.
+  // --fatal-warnings (lld's flag): once every pass ran, every warning is reported as an error, so a
+  // link that would only have warned (a spilling kernel, serialized wgmma, a PTX component) fails
+  // and writes nothing. link() and check only (compile_component reports no warnings of its own).
   bool fatal_warnings = false;
   bool emit_ptx = false;            // keep the linked PTX in the result (always kept with save_temps)
   bool save_temps = false;          // keep generated source (and PTX) next to the output
