@@ -227,7 +227,7 @@ void check_units(LinkContext& ctx, const Contract& c, const std::string& object,
 }
 
 // Split tiles' partials: the one component whose contract declares [tiles] partial_bytes sums
-// them. pl::partials, partials_publish and the link's pl_partials / pl_partials_flag name
+// them. pl::partials, partials_publish and the link's pl_partials / pl_partials_flag / pl_partials_sum name
 // pl_partials_marker, pl::partials_wait pl_partials_wait_marker, pl::partials_consumed
 // pl_partials_consumed_marker, in empty asm statements (no instruction survives ptxas), so every
 // path to the workspace is visible in the component's code wherever it was inlined.
@@ -244,7 +244,7 @@ void check_partials(LinkContext& ctx, const Contract& c, const std::string& obje
                     const std::map<std::string, std::vector<std::string>>& fns, const std::string& root, bool split) {
   int indirect = 0;
   bool uses = false, waits = false, consumes = false;
-  static const std::regex direct(R"(\bpl_partials(_flag)?\b)");  // an unresolved call of the link's functions
+  static const std::regex direct(R"(\bpl_partials(_flag|_sum)?\b)");  // an unresolved call of the link's functions
   for (const std::string& f : closure(fns, root, indirect)) {
     auto it = fns.find(f);
     if (it == fns.end()) continue;

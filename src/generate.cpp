@@ -169,7 +169,8 @@ void emit_units_data_parallel(const LinkContext& ctx, std::ostringstream& o) {
     << "extern \"C\" __device__ unsigned char* pl_partials(const pl::Args*, unsigned, unsigned) {\n"
     << "  asm volatile(\"// pl_partials %0\" ::\"l\"(&pl_partials_marker));  // conformance: who uses the workspace\n"
     << "  return nullptr;\n}\n"
-    << "extern \"C\" __device__ void pl_partials_sum(const pl::Args*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned) {}\n"
+    << "extern \"C\" __device__ void pl_partials_sum(const pl::Args*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned) {\n"
+    << "  asm volatile(\"// pl_partials_sum %0\" ::\"l\"(&pl_partials_marker));\n}\n"
     << "extern \"C\" __device__ unsigned* pl_partials_flag(const pl::Args*, unsigned, unsigned) {\n"
     << "  asm volatile(\"// pl_partials_flag %0\" ::\"l\"(&pl_partials_marker));\n"
     << "  return nullptr;\n}\n\n";

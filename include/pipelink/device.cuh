@@ -131,8 +131,9 @@ __device__ __forceinline__ bool tile_at(const Ctx& ctx, unsigned i, Tile& t) { r
 // and a non-emitting unit's [peer_begin, peer_end) names the same blocks as its emitter's (itself
 // among them). pl::unit_partials then has the pieces sum the partials in shares into the emitter's
 // own slot (which it never fills: it emits), so the emitter reads one partial's bytes instead of
-// one per peer. A hand-written fix-up may ignore reduce_shares: its pieces publish whole partials
-// either way, so the emitter's serial sum stays correct.
+// one per peer. A hand-written fix-up may ignore reduce_shares (its pieces publish whole partials
+// either way, so its emitter's serial sum stays correct) if it tests emit before the peers and does
+// not mix with pl::unit_partials (docs/components.md, section 5.7).
 struct Unit { Tile tile; unsigned k_begin, k_end, peer_begin, peer_end; bool emit; bool reduce_shares; };
 extern "C" __device__ bool pl_unit_at(const Args* args, unsigned iteration, Unit* unit);
 // Stream-k workspace (the runtime allocates and zeroes it once): instance `instance` of the

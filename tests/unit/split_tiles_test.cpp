@@ -5,7 +5,7 @@
 // of k_tile. Every (tile, k slice) must be computed by exactly one unit; every tile emitted by
 // exactly one unit; an emitting unit's peers [peer_begin, peer_end) must be exactly the blocks
 // holding the tile's other pieces, each as its first and only non-emitting unit (with reduce_shares,
-// set only where 3 or more pieces store partials, every unit of the tile agrees on it and each piece
+// set exactly where split-k cuts the tile into 10 pieces or more, every unit of the tile agrees on it and each piece
 // names its emitter's peers, itself among them); and pl_tile_at
 // (what components without k_extent walk) must give each block exactly the tiles its units emit,
 // in the same order.
