@@ -139,13 +139,38 @@ inline bool has_panels(const std::string& label) {
 // 416 (sustained): GEMM 0.961-1.007 (faster at 3 of 8 M, noise at 5), fused 0.974-0.997 (faster at
 // 5, noise at 3). So split-k is taken also below 8 rounds wherever its split tiles have 10 pieces or
 // more and the split-k link exists (tok224 has none and stays stream-k). Not held out.
+// Session 29, fixed before the run that confirms it (results/s29/c3), from results/s29/c1 / c2, the
+// first runs at M the rule had never been measured at (24 / 48 / 96 / 200 / 1100 / 1536 / 2100 / 3000 /
+// 5000 / 7000): the GEMM trailed the best cuBLAS by 1.5-10% wherever the rule gave 128-row tiles with
+// many padded rows, and cuBLAS's fastest tile there had a token side of 128-304. (1) The token tile
+// competes at every M > 64, not only at 256 < M <= 1024: at M = 200 (one token tile of 208, 400 tiles)
+// gemm-tok208-sk was 0.911 x gemm-medium-s4 (two 128-row tiles, 56 rows padded), fused 0.952 x
+// fused-medium-swf; the model's cost decides (the 128-row tiles keep M <= 128, where one row tile has
+// 2 rounds against the token tile's 3.03, and 225-256). (2) Above 1024 it is compared with the split-k
+// panel kernel's 1.04 * tiles / SMs * tile_n, with the factor 1.06 for both kinds: there the fused
+// kernel's alternative has SwiGLU warps reading accumulator panels as the token tile's do (at <= 1024 the
+// fused factor 1.09 was fitted against 128-row tiles with the SwiGLU in the main loop). In c2 the token
+// tile / the split-k panel kernel was 0.952 / 0.962 (GEMM) and 0.964 / 0.978 (fused) at 1100 / 2100,
+// where 1.06 takes it, and 1.05-1.09 (GEMM), 1.01-1.07 (fused) at 3000 / 5000 / 7000, where 1.06 does
+// not; the factors those runs imply are 1.02-1.05 at <= 2100 and 1.09-1.15 at >= 3000. (3) Split-k below
+// 8 rounds only up to kSharesPiecesMax pieces per split tile: at one token tile (400 tiles, the last 4
+// cut into 33 pieces each) gemm-tok208-splitk was 1.036 x gemm-tok208-sk at M = 200 (fused 1.045);
+// the shares were measured good at 11-16 pieces (session 28). (4) Above 1024 only while X fits in half
+// the L2 (M * K * 2 bytes <= 25 MiB: M <= 2560 at K = 5120; kTokenMaxXBytes): the token tiles run in
+// col_major, so every wave of ~132 / (M / T) column tiles reads all of X again, where the split-k panel
+// kernel runs in bands of 8 row tiles. In results/s29/c3 the token tile in col_major / the panel kernel
+// was 0.970 at 2100 (X 21.5 MB) and 1.025-1.187 at 3000-7000; in bands of 8 token tiles (grouped:8
+// links, probes) 0.977 at 2100 and still 1.005-1.033 slower at 3000 / 4000 / 5000 / 7000.
+constexpr double kTokenMaxXBytes = 25.0 * 1024 * 1024;
+constexpr unsigned kHidden = 5120;  // K: X's row length
 // The split-k plan's pieces per split tile from which they sum the partials in shares
-// (kReduceSharesPieces in src/generate.cpp).
-constexpr unsigned kSharesPieces = 10;
+// (kReduceSharesPieces in src/generate.cpp), and the most pieces at which the rule takes split-k below
+// 8 rounds.
+constexpr unsigned kSharesPieces = 10, kSharesPiecesMax = 16;
 inline const Candidate* token_tile(const std::string& kind, unsigned M, unsigned sms, const std::vector<Candidate>& kernels,
                                    double& cost) {
-  if ((kind != "gemm" && kind != "fused") || M <= 256 || M > 1024) return nullptr;
-  const double factor = kind == "gemm" ? 1.06 : 1.09;
+  if ((kind != "gemm" && kind != "fused") || M <= 64) return nullptr;
+  const double factor = kind == "gemm" || M > 1024 ? 1.06 : 1.09;
   const Candidate* pick = nullptr;
   unsigned pick_padded = 0;
   for (const unsigned T : {144u, 160u, 176u, 208u, 224u})  // ties to the smaller T
@@ -156,7 +181,7 @@ inline const Candidate* token_tile(const std::string& kind, unsigned M, unsigned
       // session 28: split-k also below 8 rounds where its split tiles have kSharesPieces pieces or more
       // (their pieces sum the partials in shares), when the split-k link is there
       const unsigned last = unsigned(tiles) % sms;
-      const bool shares = last > 0 && sms / last >= kSharesPieces;
+      const bool shares = last > 0 && sms / last >= kSharesPieces && sms / last <= kSharesPiecesMax;
       bool have_splitk = false;
       for (const Candidate& o : kernels) have_splitk |= !o.probe && o.label == splitk && o.tile_m == T;
       const bool want_splitk = tiles >= 8.0 * sms || (shares && have_splitk);
@@ -200,7 +225,14 @@ inline std::string select(const std::string& kind, unsigned M, unsigned sms, con
       if (k.label == kind + "-small16") return k.label;
   if (M >= 1024)
     for (const Candidate& k : kernels)
-      if (k.label == kind + "-sw-splitk") return k.label;
+      if (k.label == kind + "-sw-splitk") {
+        // session 29: the token tile where its cost is below the split-k panel kernel's
+        const double tiles = double((M + k.tile_m - 1) / k.tile_m) * double((kInter + k.tile_n - 1) / k.tile_n);
+        double tok_cost = 0;
+        if (const Candidate* tok = double(M) * kHidden * 2 <= kTokenMaxXBytes ? token_tile(kind, M, sms, kernels, tok_cost) : nullptr)
+          if (tok_cost < 1.04 * tiles / sms * k.tile_n) return tok->label;
+        return k.label;
+      }
   for (const Candidate& k : kernels) {
     if (k.probe || k.packed_w || is_token_tile(k.label)) continue;
     if (!k.panels || k.label.find("control") != std::string::npos || k.label.rfind(kind, 0) != 0 || M <= 64) continue;

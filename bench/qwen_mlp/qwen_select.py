@@ -9,6 +9,9 @@ import math
 
 INTER = 25600  # H's width: the gate (and up) width of the Qwen3-32B MLP
 SHARES_PIECES = 10  # the split-k plan's pieces per split tile from which they sum in shares (src/generate.cpp)
+SHARES_PIECES_MAX = 16  # session 29: the most pieces at which the rule takes split-k below 8 rounds
+HIDDEN = 5120  # K: X's row length
+TOKEN_MAX_X_BYTES = 25 * 1024 * 1024  # session 29: above M = 1024 the token tile only while X fits in half the L2
 
 VARIANTS = ["fused", "fused_medium", "fused_narrow", "fused_small", "gemm", "gemm_medium", "gemm_narrow", "gemm_small"]
 # The other kernels the benches load where present; select() below names the ones it may take (e.g.
@@ -26,13 +29,13 @@ EXTRA = ["gemm_sw", "fused_sw", "gemm_cluster_sw", "fused_cluster_sw", "gemm_sw_
 
 def token_tile(ks, kind: str, M: int, sms: int):
     """Session 22 (the C++ rule, qwen_select.h, where the factors are explained): the kind's token
-    tile <kind>_tok<T> at 256 < M <= 1024 (the fused kernel's since session 23), T = 144, 160, 176,
+    tile <kind>_tok<T> at M > 64 (256 < M <= 1024 until session 29; the fused kernel's since session 23), T = 144, 160, 176,
     208 (since session 25) or 224 (since session 26; stream-k only) with the fewest padded tokens ceil(M / T) * T (ties to the smaller T),
     under stream-k (_sk) when its tiles fill fewer than 8 rounds, else split-k (_splitk); returns
     (name, cost) with cost = f * tiles / SMs * T / 2 in the 128-row rule's units (f = 1.06 for the
-    GEMM since session 23, 1.09 for the fused kernel), or None where it does not apply or the kernel
+    GEMM since session 23, 1.09 for the fused kernel up to M = 1024, 1.06 above), or None where it does not apply or the kernel
     is absent."""
-    if kind not in ("gemm", "fused") or M <= 256 or M > 1024:
+    if kind not in ("gemm", "fused") or M <= 64:
         return None
     pick, pick_padded, cost = None, 0, 0.0
     for T in (144, 160, 176, 208, 224):
@@ -43,14 +46,15 @@ def token_tile(ks, kind: str, M: int, sms: int):
             # session 28: split-k also below 8 rounds where its split tiles have SHARES_PIECES pieces or
             # more (they sum the partials in shares), when the split-k link is there
             splitk = "%s_tok%d_splitk" % (kind, T)
-            shares = tiles % sms > 0 and sms // (tiles % sms) >= SHARES_PIECES
+            # session 29: and at most SHARES_PIECES_MAX (33 pieces at one token tile were slower)
+            shares = tiles % sms > 0 and SHARES_PIECES <= sms // (tiles % sms) <= SHARES_PIECES_MAX
             have_splitk = splitk in ks and ks[splitk].fact("tile_m") == T
             want_splitk = tiles >= 8 * sms or (shares and have_splitk)
             if name != "%s_tok%d_%s" % (kind, T, "splitk" if want_splitk else "sk"):
                 continue
             padded = math.ceil(M / T) * T
             if pick is None or padded < pick_padded:
-                pick, pick_padded, cost = name, padded, (1.06 if kind == "gemm" else 1.09) * tiles / sms * T / 2.0
+                pick, pick_padded, cost = name, padded, (1.06 if kind == "gemm" or M > 1024 else 1.09) * tiles / sms * T / 2.0
     return None if pick is None else (pick, cost)
 
 
@@ -106,6 +110,13 @@ def select(ks, kind: str, M: int, sms: int) -> str:
     # no longer idles (C++ bench, 2026-11-30 23:4x UTC: 2.4-4.1% faster than the data-parallel one at
     # M = 1024 / 2048, level at 4096 / 8192).
     if sw + "_splitk" in ks and M >= 1024:
+        # Session 29 (the C++ rule, where it is explained): the token tile where its cost, with the
+        # factor 1.06 for both kinds above 1024, is below the split-k panel kernel's.
+        tm, tn = ks[sw + "_splitk"].fact("tile_m"), ks[sw + "_splitk"].fact("tile_n")
+        # (only while X fits in half the L2: M * K * 2 bytes <= 25 MiB, TOKEN_MAX_X_BYTES)
+        tok = token_tile(ks, kind, M, sms) if M * HIDDEN * 2 <= TOKEN_MAX_X_BYTES else None
+        if tok is not None and tok[1] < 1.04 * math.ceil(M / tm) * math.ceil(INTER / tn) / sms * tn:
+            return tok[0]
         return sw + "_splitk"
     if sw in ks and M > 64:
         w = math.ceil(M / ks[sw].fact("tile_m")) * math.ceil(INTER / ks[sw].fact("tile_n")) / sms

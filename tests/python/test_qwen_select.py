@@ -111,12 +111,30 @@ class Agree(unittest.TestCase):
                 name = fused_name.get(short, "fused_" + short) if kind == "fused" else "gemm_" + short
                 for M in range(lo, hi + 1):
                     self.assertEqual(got[(kind, M)], name, f"{kind} at M = {M}")
+        # Session 29: one token tile at 129-224 (stream-k: split-k would cut the last 4 tiles into 33
+        # pieces, past SHARES_PIECES_MAX), both kinds; the 128-row tile keeps 65-128 and 225-256.
+        for kind in ("gemm", "fused"):
+            for (lo, hi), T in (((129, 144), 144), ((145, 160), 160), ((161, 176), 176), ((177, 208), 208), ((209, 224), 224)):
+                for M in range(lo, hi + 1):
+                    self.assertEqual(got[(kind, M)], "%s_tok%d_sk" % (kind, T), f"{kind} at M = {M}")
+            for M in list(range(65, 129)) + list(range(225, 257)):
+                self.assertEqual(got[(kind, M)], base[(kind, M)], f"{kind} at M = {M}")
+        # Session 29: above 1024 against the split-k panel kernel, factor 1.06 for both kinds, and only
+        # while X fits in half the L2 (M <= 2560 at K = 5120): results/s29/c2's 1100 / 2100 take the
+        # token tile, 3000 / 5000 / 7000 do not.
+        for kind in ("gemm", "fused"):
+            for M, want in ((1100, "tok160_splitk"), (2100, "tok176_splitk"), (1536, "sw_splitk"), (2048, "sw_splitk"),
+                            (2240, "tok160_splitk"), (2496, "tok208_splitk"), (3000, "sw_splitk"), (5000, "sw_splitk"),
+                            (7000, "sw_splitk")):
+                self.assertEqual(got[(kind, M)], kind + "_" + want, f"{kind} at M = {M}")
+            for M in range(2561, 8193):
+                self.assertEqual(got[(kind, M)], kind + "_sw_splitk", f"{kind} at M = {M}")
         for M in range(1, 8193):
             for kind in ("gemm", "fused"):
                 if got[(kind, M)] not in TOK:
                     self.assertEqual(got[(kind, M)], base[(kind, M)], f"{kind} at M = {M}")
                 else:
-                    self.assertTrue(256 < M <= 1024, f"{kind} at M = {M}: {got[(kind, M)]}")
+                    self.assertTrue(128 < M <= 224 or 256 < M <= 2560, f"{kind} at M = {M}: {got[(kind, M)]}")
 
     def test_documented_choices(self):
         # bench/NOTES.md, session 21: 128 x 104 up to 256, 128 x 120 at 257-384 and 641-768, 128 x 112
