@@ -161,6 +161,11 @@ inline bool has_panels(const std::string& label) {
 // kernel runs in bands of 8 row tiles. In results/s29/c3 the token tile in col_major / the panel kernel
 // was 0.970 at 2100 (X 21.5 MB) and 1.025-1.187 at 3000-7000; in bands of 8 token tiles (grouped:8
 // links, probes) 0.977 at 2100 and still 1.005-1.033 slower at 3000 / 4000 / 5000 / 7000.
+// Held out (results/s29/c4, sustained, 5 rounds, 15 M not measured before; the new pick / the old):
+// 136 / 152 / 170 / 192 / 216: GEMM 0.695 / 0.760 / 0.825 / 0.922 / 0.977, fused 0.772 / 0.812 / 0.868 /
+// 0.939 / 0.999, all faster; 1200 / 1290 / 1430 / 1560 / 1700 / 1850 / 1930 / 2200 / 2440 / 2480: GEMM
+// faster at 7 (0.936-0.989), within noise at 1850 / 2440 / 2480; fused faster at 6 (0.959-0.986), within
+// noise at 1930 / 2200, slower at 1850 (1.013) and 2440 (1.012), both 144-token tiles.
 constexpr double kTokenMaxXBytes = 25.0 * 1024 * 1024;
 constexpr unsigned kHidden = 5120;  // K: X's row length
 // The split-k plan's pieces per split tile from which they sum the partials in shares

@@ -2,9 +2,9 @@
 # The selected Qwen kernels, each timed in its own power steady state (bench_qwen_mlp --sustain-ms):
 # before every timed region of ~50 ms the contender runs back to back, untimed, for ~300 ms. With
 # the full run.sh set that takes ~90 x 0.35 s per round per M, so this runs only the kernels the
-# benches select at some M (and fused-pp-g8, selected at M >= 4096 in sessions 12-16; the 16 token
-# tiles are selected only at 256 < M <= 1024, below the default M) against the same baselines. See
-# README.md here, "Two timer regimes".
+# benches select at some M (and fused-pp-g8, selected at M >= 4096 in sessions 12-16; the token
+# tiles, selected at 129-224, 257-1024 and, since session 29, at some M up to 2496, none of them a
+# default M) against the same baselines. See README.md here, "Two timer regimes".
 #
 # Usage: bash bench/qwen_mlp/run_sustained.sh [build-dir] [more bench_qwen_mlp arguments]
 #   (default --M 1024,2048,4096,8192 --rounds 8; e.g. --M 16,128 for the decode tiles)
