@@ -29,7 +29,20 @@
 // does not hold its tile's first slice stores its f32 accumulators as its block's partial
 // (register j of thread t at j * 128 + t; partial_bytes = 4 * kAcc * 128 = 256 * tile_m) and emits
 // nothing; the unit holding the first slice adds its peers' partials, in block order, then emits.
+// -DTOK_WB=2 (contract_tok144w_sk.toml, header wgmma_tok_w.contract.h; session 29): each instance
+// multiplies two 64-row W blocks by the tokens (two m64n{tile_m}k16 per k16 step, one accumulator
+// array each), so a tile is tile_m tokens x 256 output columns (tile_n = 128: the stage's B slice is
+// 256 rows) and the X slice of a stage is read for twice the work: the W-rows x tokens tile shape
+// cuBLASLt's fastest kernel took at M = 136 / 1290 / 2440 (256 x 136, 256 x 144). The acc stage is four
+// 64-column panels (panel 2 i + j: instance i, block j), stored by tma_store -DTMA_STORE_PANELS=1.
+#ifndef TOK_WB
+#define TOK_WB 1
+#endif
+#if TOK_WB == 2
+#include "wgmma_tok_w.contract.h"  // pipelink header contract_tok144w_sk.toml
+#else
 #include "wgmma_tok.contract.h"
+#endif
 
 #include "wgmma_ops.cuh"
 
@@ -49,7 +62,9 @@
 #endif
 
 namespace wgmma_tok {
-constexpr unsigned kTileM = TOK_TILE_M, kTileN = 64, kTileK = 64;
+constexpr unsigned kBlocks = TOK_WB;  // 64-row W blocks per instance
+static_assert(kBlocks == 1 || kBlocks == 2, "TOK_WB: one or two W blocks per instance");
+constexpr unsigned kTileM = TOK_TILE_M, kTileN = 64 * kBlocks, kTileK = 64;
 constexpr unsigned kAcc = kTileM / 2;  // f32 accumulator registers per thread: m64 x n{tile_m}
 static_assert(kTileM % 16 == 0 && kTileM <= 256, "tokens: a multiple of 16 (two n8 blocks per 8 x 8 x4 store), at most 256");
 static_assert(kTileK * 2 == 128, "K slices are 128 bytes: one 128-byte swizzle row");
@@ -88,10 +103,23 @@ __device__ __forceinline__ void stmatrix_x4_trans(unsigned addr, unsigned r0, un
                "r"(r3)
                : "memory");
 }
+// Accumulator register 4 j + 2 h + e: W row 16 warp + 8 h + lane / 4, token 8 j + 2 (lane % 4) + e.
+// One x4 store covers n8 blocks j and j + 1, both halves h: matrix m = 2 (j' - j) + h; its row q
+// (token 8 j' + q) holds W rows 16 warp + 8 h + (0..7), chunk 2 warp + h of the panel's row.
+__device__ __forceinline__ void store_panel(unsigned panel, const float (&d)[kAcc], unsigned warp, unsigned lane) {
+  const unsigned m = lane >> 3, q = lane & 7u;
+#pragma unroll
+  for (unsigned j = 0; j < kTileM / 8u; j += 2) {
+    const unsigned token = 8u * (j + (m >> 1)) + q, chunk = 2u * warp + (m & 1u);
+    stmatrix_x4_trans(panel + pl::sw128_offset(token, chunk), pack_bf16(d[4 * j], d[4 * j + 1]),
+                      pack_bf16(d[4 * j + 2], d[4 * j + 3]), pack_bf16(d[4 * j + 4], d[4 * j + 5]),
+                      pack_bf16(d[4 * j + 6], d[4 * j + 7]));
+  }
+}
 }  // namespace wgmma_tok
 
 #if TOK_UNITS
-PL_PARTIAL_BYTES(wgmma_tok_main, wgmma_tok::kAcc * wgmma_tok::C::barrier::wg_sync::threads * 4);  // pl::unit_partials: kAcc f32 per thread
+PL_PARTIAL_BYTES(wgmma_tok_main, wgmma_tok::kBlocks * wgmma_tok::kAcc * wgmma_tok::C::barrier::wg_sync::threads * 4);  // pl::unit_partials: kAcc f32 per thread per block
 #endif
 PL_PROVIDE(wgmma_tok_main, tile_m, wgmma_tok::kTileM);
 PL_PROVIDE(wgmma_tok_main, tile_n, wgmma_tok::kTileN);
@@ -103,11 +131,17 @@ PL_SWIZZLE(wgmma_tok_main, acc, p0, 128);
 PL_SWIZZLE(wgmma_tok_main, acc, p1, 128);
 PL_COLS(wgmma_tok_main, acc, p0, 64);
 PL_COLS(wgmma_tok_main, acc, p1, 64);
+#if TOK_WB == 2
+PL_SWIZZLE(wgmma_tok_main, acc, p2, 128);
+PL_SWIZZLE(wgmma_tok_main, acc, p3, 128);
+PL_COLS(wgmma_tok_main, acc, p2, 64);
+PL_COLS(wgmma_tok_main, acc, p3, 64);
+#endif
 
 PL_COMPONENT(wgmma_tok_main) {
   using namespace wgmma_tok;
   const unsigned lane = threadIdx.x & 31u, warp = ctx.warp() & 3u;
-  const unsigned blk = ctx.slots->instance;  // W block: rows [64 blk, 64 blk + 64) of the B slice
+  const unsigned blk = ctx.slots->instance;  // W blocks: rows [kTileN blk, kTileN blk + kTileN) of the B slice
   const unsigned k_tiles = C::param::K::get(ctx) / kTileK;
 
   C::In_ab ab(ctx);
@@ -118,6 +152,9 @@ PL_COMPONENT(wgmma_tok_main) {
 #endif
   C::Out_acc out(ctx);
   float d[kAcc];
+#if TOK_WB == 2
+  float d1[kAcc];  // the instance's second W block (rows 64 (2 blk + 1) of the B slice)
+#endif
 #if TOK_UNITS
   (void)k_tiles;
   pl::Unit u;
@@ -135,13 +172,20 @@ PL_COMPONENT(wgmma_tok_main) {
       const unsigned b = pl::smem_addr(ab.b<unsigned char>(ctx)) + blk * kTileN * 128u;  // W block: the M operand
       wgmma_fence();
 #pragma unroll
-      for (unsigned k = 0; k < kTileK / 16; ++k)
+      for (unsigned k = 0; k < kTileK / 16; ++k) {
         mma(d, desc_sw128(b + k * 32u), desc_sw128(a + k * 32u), (kt > k_first || k > 0) ? 1 : 0);
+#if TOK_WB == 2
+        mma(d1, desc_sw128(b + 64u * 128u + k * 32u), desc_sw128(a + k * 32u), (kt > k_first || k > 0) ? 1 : 0);
+#endif
+      }
       wgmma_commit();
 #if TOK_INFLIGHT
       if (kt > k_first) {
         wgmma_wait_one();  // the previous stage's group completed: its operands may be overwritten
         fence_operands(d);
+#if TOK_WB == 2
+        fence_operands(d1);
+#endif
         done.release(ctx);  // arrive = "warp"
         done.advance();
       }
@@ -149,6 +193,9 @@ PL_COMPONENT(wgmma_tok_main) {
     }
     wgmma_wait_all();
     fence_operands(d);
+#if TOK_WB == 2
+    fence_operands(d1);
+#endif
 #if TOK_UNITS
     if (u.k_end > u.k_begin) {
 #else
@@ -165,23 +212,19 @@ PL_COMPONENT(wgmma_tok_main) {
     }
 #endif
 #if TOK_UNITS
+#if TOK_WB == 2
+    if (!pl::unit_partials<C::barrier::wg_sync>(ctx, u, threadIdx.x & 127u, d, d1)) continue;
+#else
     if (!pl::unit_partials<C::barrier::wg_sync>(ctx, u, threadIdx.x & 127u, d)) continue;  // the split-k end: a piece another block emits
 #endif
-    // Accumulator register 4 j + 2 h + e: W row 16 warp + 8 h + lane / 4, token 8 j + 2 (lane % 4) + e.
-    // One x4 store covers n8 blocks j and j + 1, both halves h: matrix m = 2 (j' - j) + h; its row q
-    // (token 8 j' + q) holds W rows 16 warp + 8 h + (0..7), chunk 2 warp + h of the panel's row.
+#endif
     out.acquire();
-    {
-      const unsigned panel = pl::smem_addr(blk ? out.p1<unsigned char>(ctx) : out.p0<unsigned char>(ctx));
-      const unsigned m = lane >> 3, q = lane & 7u;
-#pragma unroll
-      for (unsigned j = 0; j < kTileM / 8u; j += 2) {
-        const unsigned token = 8u * (j + (m >> 1)) + q, chunk = 2u * warp + (m & 1u);
-        stmatrix_x4_trans(panel + pl::sw128_offset(token, chunk), pack_bf16(d[4 * j], d[4 * j + 1]),
-                          pack_bf16(d[4 * j + 2], d[4 * j + 3]), pack_bf16(d[4 * j + 4], d[4 * j + 5]),
-                          pack_bf16(d[4 * j + 6], d[4 * j + 7]));
-      }
-    }
+#if TOK_WB == 2
+    store_panel(pl::smem_addr(blk ? out.p2<unsigned char>(ctx) : out.p0<unsigned char>(ctx)), d, warp, lane);
+    store_panel(pl::smem_addr(blk ? out.p3<unsigned char>(ctx) : out.p1<unsigned char>(ctx)), d1, warp, lane);
+#else
+    store_panel(pl::smem_addr(blk ? out.p1<unsigned char>(ctx) : out.p0<unsigned char>(ctx)), d, warp, lane);
+#endif
     // arrive = "one" per warpgroup: each thread fences its stores (the TMA store reads the stage
     // through the async proxy), named barrier wg_sync, then thread 0 arrives.
     out.commit(ctx);
