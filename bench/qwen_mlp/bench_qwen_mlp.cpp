@@ -557,7 +557,9 @@ constexpr const char* kVariants[] = {"fused", "fused-control", "fused-medium", "
                                      "gemm-tok208-sk", "gemm-tok208-sk-control", "gemm-tok208-splitk",
                                      "gemm-tok208-splitk-control", "fused-tok208-sk", "fused-tok208-sk-control",
                                      "fused-tok208-splitk", "fused-tok208-splitk-control", "gemm-tok224-sk",
-                                     "gemm-tok224-sk-control", "fused-tok224-sk", "fused-tok224-sk-control"};
+                                     "gemm-tok224-sk-control", "fused-tok224-sk", "fused-tok224-sk-control",
+                                     "gemm-tok144w-sk", "gemm-tok144w-sk-control", "gemm-tok144w-splitk",
+                                     "gemm-tok144w-splitk-control"};
 constexpr int kNumVariants = sizeof(kVariants) / sizeof(kVariants[0]);
 
 constexpr char kUsage[] =

@@ -172,6 +172,20 @@ constexpr unsigned kHidden = 5120;  // K: X's row length
 // (kReduceSharesPieces in src/generate.cpp), and the most pieces at which the rule takes split-k below
 // 8 rounds.
 constexpr unsigned kSharesPieces = 10, kSharesPiecesMax = 16;
+// Session 29, fixed before the run that confirms it (results/s29/c6), from results/s29/c5: the GEMM's
+// 144-token tile with two W blocks per warpgroup (gemm-tok144w-splitk: 144 tokens x 256 columns,
+// wgmma_tok.cu -DTOK_WB=2, the X slice read for twice the work) / gemm-tok144-splitk was 0.974 /
+// 0.993 / 0.979 / 0.951 at M = 576 / 1290 / 1560 / 2440 (4 / 9 / 11 / 17 token tiles; against the
+// best cuBLAS 0.961 / 0.991 / 0.989 / 0.983), level at 288 (two token tiles: 400 of its tiles, 33 pieces
+// per split tile; its stream-k link 0.998) and slower at 136 (one token tile, 200 tiles). So where the
+// rule takes gemm-tok144-splitk and the 256-column tile's own tile count takes split-k (8 rounds or
+// more, or 10-16 pieces per split tile), the GEMM takes gemm-tok144w-splitk instead. (Its 3-stage ring
+// and four acc panels fit only up to 144 tokens: 227456 of 232448 bytes of shared memory; no fused
+// twin.)
+inline bool split_k_plan(double tiles, unsigned sms) {
+  const unsigned last = unsigned(tiles) % sms;
+  return tiles >= 8.0 * sms || (last > 0 && sms / last >= kSharesPieces && sms / last <= kSharesPiecesMax);
+}
 inline const Candidate* token_tile(const std::string& kind, unsigned M, unsigned sms, const std::vector<Candidate>& kernels,
                                    double& cost) {
   if ((kind != "gemm" && kind != "fused") || M <= 64) return nullptr;
@@ -184,16 +198,21 @@ inline const Candidate* token_tile(const std::string& kind, unsigned M, unsigned
       const double tiles = double((M + T - 1) / T) * double((kInter + k.tile_n - 1) / k.tile_n);
       const std::string sk = kind + "-tok" + std::to_string(T) + "-sk", splitk = kind + "-tok" + std::to_string(T) + "-splitk";
       // session 28: split-k also below 8 rounds where its split tiles have kSharesPieces pieces or more
-      // (their pieces sum the partials in shares), when the split-k link is there
-      const unsigned last = unsigned(tiles) % sms;
-      const bool shares = last > 0 && sms / last >= kSharesPieces && sms / last <= kSharesPiecesMax;
+      // (their pieces sum the partials in shares), when the split-k link is there (session 29: and
+      // at most kSharesPiecesMax pieces)
       bool have_splitk = false;
       for (const Candidate& o : kernels) have_splitk |= !o.probe && o.label == splitk && o.tile_m == T;
-      const bool want_splitk = tiles >= 8.0 * sms || (shares && have_splitk);
+      const bool want_splitk = tiles >= 8.0 * sms || (split_k_plan(tiles, sms) && have_splitk);
       if (k.label != (want_splitk ? splitk : sk)) continue;
       const unsigned padded = (M + T - 1) / T * T;
       if (!pick || padded < pick_padded) pick = &k, pick_padded = padded, cost = factor * tiles / sms * T / 2.0;
     }
+  // session 29: the 256-column 144-token tile where its own split-k plan applies
+  if (pick && pick->label == "gemm-tok144-splitk")
+    for (const Candidate& k : kernels)
+      if (!k.probe && k.label == "gemm-tok144w-splitk" && k.tile_m == 144 &&
+          split_k_plan(double((M + 143) / 144) * double((kInter + k.tile_n - 1) / k.tile_n), sms))
+        return &k;
   return pick;
 }
 

@@ -24,7 +24,14 @@ EXTRA = ["gemm_sw", "fused_sw", "gemm_cluster_sw", "fused_cluster_sw", "gemm_sw_
          "gemm_tok144_sk", "gemm_tok144_splitk", "gemm_tok160_sk", "gemm_tok160_splitk", "gemm_tok176_sk",
          "gemm_tok176_splitk", "fused_tok144_sk", "fused_tok144_splitk", "fused_tok160_sk", "fused_tok160_splitk",
          "fused_tok176_sk", "fused_tok176_splitk", "gemm_tok208_sk", "gemm_tok208_splitk", "fused_tok208_sk",
-         "fused_tok208_splitk", "gemm_tok224_sk", "fused_tok224_sk"]
+         "fused_tok208_splitk", "gemm_tok224_sk", "fused_tok224_sk", "gemm_tok144w_sk", "gemm_tok144w_splitk"]
+
+
+def split_k_plan(tiles, sms: int) -> bool:
+    """The split-k schedule's domain (the C++ rule's split_k_plan): 8 rounds or more, or a last
+    round whose split tiles get SHARES_PIECES to SHARES_PIECES_MAX pieces."""
+    last = int(tiles) % sms
+    return tiles >= 8 * sms or (last > 0 and SHARES_PIECES <= sms // last <= SHARES_PIECES_MAX)
 
 
 def token_tile(ks, kind: str, M: int, sms: int):
@@ -47,14 +54,19 @@ def token_tile(ks, kind: str, M: int, sms: int):
             # more (they sum the partials in shares), when the split-k link is there
             splitk = "%s_tok%d_splitk" % (kind, T)
             # session 29: and at most SHARES_PIECES_MAX (33 pieces at one token tile were slower)
-            shares = tiles % sms > 0 and SHARES_PIECES <= sms // (tiles % sms) <= SHARES_PIECES_MAX
             have_splitk = splitk in ks and ks[splitk].fact("tile_m") == T
-            want_splitk = tiles >= 8 * sms or (shares and have_splitk)
+            want_splitk = tiles >= 8 * sms or (split_k_plan(tiles, sms) and have_splitk)
             if name != "%s_tok%d_%s" % (kind, T, "splitk" if want_splitk else "sk"):
                 continue
             padded = math.ceil(M / T) * T
             if pick is None or padded < pick_padded:
                 pick, pick_padded, cost = name, padded, (1.06 if kind == "gemm" or M > 1024 else 1.09) * tiles / sms * T / 2.0
+    # session 29 (the C++ rule, where it is explained): the 256-column 144-token tile where its own
+    # split-k plan applies
+    w = "gemm_tok144w_splitk"
+    if pick == "gemm_tok144_splitk" and w in ks and ks[w].fact("tile_m") == 144 and \
+            split_k_plan(math.ceil(M / 144) * math.ceil(INTER / ks[w].fact("tile_n")), sms):
+        pick = w
     return None if pick is None else (pick, cost)
 
 

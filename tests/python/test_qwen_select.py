@@ -29,6 +29,7 @@ TILES = {
     "fused_tok160_splitk": (160, 64), "fused_tok176_sk": (176, 64), "fused_tok176_splitk": (176, 64),
     "gemm_tok208_sk": (208, 64), "gemm_tok208_splitk": (208, 64), "fused_tok208_sk": (208, 64),
     "fused_tok208_splitk": (208, 64), "gemm_tok224_sk": (224, 64), "fused_tok224_sk": (224, 64),
+    "gemm_tok144w_sk": (144, 128), "gemm_tok144w_splitk": (144, 128),
 }
 TOK = [n for n in TILES if "_tok" in n]
 SUSTAINED = ["fused_small16", "gemm_small16", "fused_medium_swf", "gemm_medium_s4", "gemm_n112", "gemm_n120",
@@ -96,14 +97,16 @@ class Agree(unittest.TestCase):
                       ((577, 640), "n112"), ((641, 704), "tok176_splitk"), ((705, 720), "tok144_splitk"),
                       ((721, 768), "n120"), ((769, 800), "tok160_splitk"), ((801, 832), "tok208_splitk"),
                       ((833, 896), "sw_splitk"), ((897, 1024), "medium_s4")]
-        # the GEMM's factor adds 449-480, 577-624, 833-864 and 897-960
+        # the GEMM's factor adds 449-480, 577-624, 833-864 and 897-960; session 29: where the GEMM takes
+        # tok144-splitk and the 256-column 144-token tile's own plan is split-k (4 or 6 token tiles here:
+        # 800 / 1200 of its tiles), tok144w-splitk
         gemm_want = [((257, 288), "tok144_splitk"), ((289, 320), "tok160_splitk"), ((321, 352), "tok176_splitk"),
                      ((353, 384), "n120"), ((385, 416), "tok208_splitk"), ((417, 432), "tok144_splitk"),
                      ((433, 448), "tok224_sk"), ((449, 480), "tok160_splitk"), ((481, 512), "n112"), ((513, 528), "tok176_splitk"),
-                     ((529, 576), "tok144_splitk"), ((577, 624), "tok208_splitk"), ((625, 640), "n112"),
+                     ((529, 576), "tok144w_splitk"), ((577, 624), "tok208_splitk"), ((625, 640), "n112"),
                      ((641, 704), "tok176_splitk"), ((705, 720), "tok144_splitk"), ((721, 768), "n120"),
                      ((769, 800), "tok160_splitk"), ((801, 832), "tok208_splitk"),
-                     ((833, 864), "tok144_splitk"), ((865, 896), "sw_splitk"), ((897, 960), "tok160_splitk"),
+                     ((833, 864), "tok144w_splitk"), ((865, 896), "sw_splitk"), ((897, 960), "tok160_splitk"),
                      ((961, 1024), "medium_s4")]
         fused_name = {"n120": "fused_n120_swf", "n112": "fused_n112_swf", "medium_s4": "fused_medium_swf"}
         for kind, want in (("gemm", gemm_want), ("fused", fused_want)):
@@ -122,6 +125,11 @@ class Agree(unittest.TestCase):
         # Session 29: above 1024 against the split-k panel kernel, factor 1.06 for both kinds, and only
         # while X fits in half the L2 (M <= 2560 at K = 5120): results/s29/c2's 1100 / 2100 take the
         # token tile, 3000 / 5000 / 7000 do not.
+        for M in (1290, 1440, 1584, 1700, 1872, 2440):  # 9-17 token tiles: tok144w-splitk
+            self.assertEqual(got[("gemm", M)], "gemm_tok144w_splitk", f"gemm at M = {M}")
+            self.assertEqual(got[("fused", M)], "fused_tok144_splitk", f"fused at M = {M}")
+        for M in (129, 288, 432, 720):  # its plan is not split-k there (1 / 2 / 3 / 5 token tiles)
+            self.assertNotIn("tok144w", got[("gemm", M)], f"gemm at M = {M}")
         for kind in ("gemm", "fused"):
             for M, want in ((1100, "tok160_splitk"), (2100, "tok176_splitk"), (1536, "sw_splitk"), (2048, "sw_splitk"),
                             (2240, "tok160_splitk"), (2496, "tok208_splitk"), (3000, "sw_splitk"), (5000, "sw_splitk"),
