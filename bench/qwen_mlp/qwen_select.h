@@ -181,7 +181,9 @@ constexpr unsigned kSharesPieces = 10, kSharesPiecesMax = 16;
 // rule takes gemm-tok144-splitk and the 256-column tile's own tile count takes split-k (8 rounds or
 // more, or 10-16 pieces per split tile), the GEMM takes gemm-tok144w-splitk instead. (Its 3-stage ring
 // and four acc panels fit only up to 144 tokens: 227456 of 232448 bytes of shared memory; no fused
-// twin.)
+// twin.) Held out (results/s29/c6, new / old pick): 0.978 / 0.940 / 0.973 / 0.984 / 0.968 / 0.936 at
+// M = 544 / 848 / 1424 / 1696 / 1808 / 2446, all faster; / the best cuBLAS 0.979 / 0.989 (faster),
+// 0.999 / 1.005 / 1.004 / 0.997 (noise), where the old pick was 1.001-1.072.
 inline bool split_k_plan(double tiles, unsigned sms) {
   const unsigned last = unsigned(tiles) % sms;
   return tiles >= 8.0 * sms || (last > 0 && sms / last >= kSharesPieces && sms / last <= kSharesPiecesMax);
