@@ -559,7 +559,7 @@ constexpr const char* kVariants[] = {"fused", "fused-control", "fused-medium", "
                                      "fused-tok208-splitk", "fused-tok208-splitk-control", "gemm-tok224-sk",
                                      "gemm-tok224-sk-control", "fused-tok224-sk", "fused-tok224-sk-control",
                                      "gemm-tok144w-sk", "gemm-tok144w-sk-control", "gemm-tok144w-splitk",
-                                     "gemm-tok144w-splitk-control"};
+                                     "gemm-tok144w-splitk-control", "fused-tok144w-splitk", "fused-tok144w-splitk-control"};
 constexpr int kNumVariants = sizeof(kVariants) / sizeof(kVariants[0]);
 
 constexpr char kUsage[] =

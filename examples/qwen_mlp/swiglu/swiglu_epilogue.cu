@@ -22,10 +22,14 @@
 // such panels, gate p0 and up p1 (the ping-pong main loop's tile); tile_n = 64.
 // Both, -DSWIGLU_PANELS=2 -DSWIGLU_ROWS16=1 (contract_tok.toml, header swiglu_epilogue_sw2r16.contract.h):
 // the token-tile main loop's two panels (tile_m = 144 / 160 / 176 / 208) into 16-row "out" stages.
+// -DSWIGLU_PANELS=1 -DSWIGLU_ROWS16=1 (contract_tokw.toml, header swiglu_epilogue_swr16.contract.h): the
+// 256-column token tile's four panels (tile_m = 144, tile_n = 128) into 16-row "out" stages.
 #if SWIGLU_PANELS == 2 && SWIGLU_ROWS16
 #include "swiglu_epilogue_sw2r16.contract.h"  // pipelink header contract_tok.toml
 #elif SWIGLU_PANELS == 2
 #include "swiglu_epilogue_sw2.contract.h"  // pipelink header contract_pp.toml
+#elif SWIGLU_PANELS && SWIGLU_ROWS16
+#include "swiglu_epilogue_swr16.contract.h"  // pipelink header contract_tokw.toml
 #elif SWIGLU_PANELS
 #include "swiglu_epilogue_sw.contract.h"  // pipelink header contract_sw.toml
 #elif SWIGLU_ROWS16
