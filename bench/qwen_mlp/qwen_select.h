@@ -139,22 +139,22 @@ inline bool has_panels(const std::string& label) {
 // 416 (sustained): GEMM 0.961-1.007 (faster at 3 of 8 M, noise at 5), fused 0.974-0.997 (faster at
 // 5, noise at 3). So split-k is taken also below 8 rounds wherever its split tiles have 10 pieces or
 // more and the split-k link exists (tok224 has none and stays stream-k). Not held out.
-// Session 29, fixed before the run that confirms it (results/s29/c3), from results/s29/c1 / c2, the
+// Session 29, fixed before the run that confirms it (results/s29/c4), from results/s29/c1 / c2, the
 // first runs at M the rule had never been measured at (24 / 48 / 96 / 200 / 1100 / 1536 / 2100 / 3000 /
 // 5000 / 7000): the GEMM trailed the best cuBLAS by 1.5-10% wherever the rule gave 128-row tiles with
 // many padded rows, and cuBLAS's fastest tile there had a token side of 128-304. (1) The token tile
 // competes at every M > 64, not only at 256 < M <= 1024: at M = 200 (one token tile of 208, 400 tiles)
-// gemm-tok208-sk was 0.911 x gemm-medium-s4 (two 128-row tiles, 56 rows padded), fused 0.952 x
+// gemm-tok208-sk was 0.911 x gemm-medium-s4 (two 128-row tiles, 56 rows padded), fused 0.946 x
 // fused-medium-swf; the model's cost decides (the 128-row tiles keep M <= 128, where one row tile has
 // 2 rounds against the token tile's 3.03, and 225-256). (2) Above 1024 it is compared with the split-k
 // panel kernel's 1.04 * tiles / SMs * tile_n, with the factor 1.06 for both kinds: there the fused
 // kernel's alternative has SwiGLU warps reading accumulator panels as the token tile's do (at <= 1024 the
 // fused factor 1.09 was fitted against 128-row tiles with the SwiGLU in the main loop). In c2 the token
-// tile / the split-k panel kernel was 0.952 / 0.962 (GEMM) and 0.964 / 0.978 (fused) at 1100 / 2100,
-// where 1.06 takes it, and 1.05-1.09 (GEMM), 1.01-1.07 (fused) at 3000 / 5000 / 7000, where 1.06 does
-// not; the factors those runs imply are 1.02-1.05 at <= 2100 and 1.09-1.15 at >= 3000. (3) Split-k below
+// tile / the split-k panel kernel was 0.952 / 0.962 (GEMM) and 0.968 / 0.980 (fused) at 1100 / 2100,
+// where 1.06 takes it, and 1.051-1.165 (GEMM), 1.039-1.165 (fused) at 3000 / 5000 / 7000, where 1.06 does
+// not; the factors those runs imply are 1.02-1.05 at <= 2100 and 1.09-1.19 at >= 3000. (3) Split-k below
 // 8 rounds only up to kSharesPiecesMax pieces per split tile: at one token tile (400 tiles, the last 4
-// cut into 33 pieces each) gemm-tok208-splitk was 1.036 x gemm-tok208-sk at M = 200 (fused 1.045);
+// cut into 33 pieces each) gemm-tok208-splitk was 1.039 x gemm-tok208-sk at M = 200 (fused 1.043);
 // the shares were measured good at 11-16 pieces (session 28). (4) Above 1024 only while X fits in half
 // the L2 (M * K * 2 bytes <= 25 MiB: M <= 2560 at K = 5120; kTokenMaxXBytes): the token tiles run in
 // col_major, so every wave of ~132 / (M / T) column tiles reads all of X again, where the split-k panel
@@ -180,8 +180,8 @@ constexpr unsigned kSharesPieces = 10, kSharesPiecesMax = 16;
 // per split tile; its stream-k link 0.998) and slower at 136 (one token tile, 200 tiles). So where the
 // rule takes gemm-tok144-splitk and the 256-column tile's own tile count takes split-k (8 rounds or
 // more, or 10-16 pieces per split tile), the GEMM takes gemm-tok144w-splitk instead. (Its 3-stage ring
-// and four acc panels fit only up to 144 tokens: 227456 of 232448 bytes of shared memory; no fused
-// twin.) Held out (results/s29/c6, new / old pick): 0.978 / 0.940 / 0.973 / 0.984 / 0.968 / 0.936 at
+// and four acc panels fit only up to 144 tokens: 227456 of 232448 bytes of shared memory. Its fused
+// twin, fused-tok144w-splitk, is built but not measured, so the fused kernel keeps tok144-splitk.) Held out (results/s29/c6, new / old pick): 0.978 / 0.940 / 0.973 / 0.984 / 0.968 / 0.936 at
 // M = 544 / 848 / 1424 / 1696 / 1808 / 2446, all faster; / the best cuBLAS 0.979 / 0.989 (faster),
 // 0.999 / 1.005 / 1.004 / 0.997 (noise), where the old pick was 1.001-1.072.
 inline bool split_k_plan(double tiles, unsigned sms) {

@@ -207,6 +207,9 @@ PL_COMPONENT(wgmma_tok_main) {
 #else
       wgmma_wait_all();
       fence_operands(d);
+#if TOK_WB == 2
+      fence_operands(d1);
+#endif
       ab.release(ctx);  // arrive = "warp": the stage's wgmma reads are complete
       ab.advance();
     }

@@ -45,7 +45,7 @@ struct wg_sync {
 };
 }  // namespace barrier
 
-// [[port]] ab (contract_tok144w_sk.toml:40): in, arrive = "warp", stages = "stages".
+// [[port]] ab (contract_tok144w_sk.toml:41): in, arrive = "warp", stages = "stages".
 struct In_ab {
   enum : unsigned { index = 0 };
   enum : long long { arrive = pl::arrive_warp };
@@ -85,7 +85,7 @@ struct In_ab {
   __device__ __forceinline__ void advance() { pipe.advance(); }
 };
 
-// [[port]] acc (contract_tok144w_sk.toml:57): out, completion = "arrive", arrive = "one", stages = "1".
+// [[port]] acc (contract_tok144w_sk.toml:58): out, completion = "arrive", arrive = "one", stages = "1".
 struct Out_acc {
   enum : unsigned { index = 1 };
   enum : long long { arrive = pl::arrive_one };
