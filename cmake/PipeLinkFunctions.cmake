@@ -476,4 +476,10 @@ function(pipelink_link)
   add_custom_target(${A_TARGET} ${all} DEPENDS ${all_outputs})
   set_target_properties(${A_TARGET} PROPERTIES PIPELINK_CUBIN "${out}" PIPELINK_MAP "${map}"
                         PIPELINK_CONTROL_CUBIN "${control}" PIPELINK_CONTROL_MAP "${control_map}")
+  # Every link the default build makes, in declaration order (the global property PIPELINK_LINKS,
+  # entries "cubin|map|control cubin|control map", empty fields where absent): tests that check every
+  # link read this list instead of globbing the build directory, which may hold stale experiments.
+  if(NOT A_EXCLUDE_FROM_ALL)
+    set_property(GLOBAL APPEND PROPERTY PIPELINK_LINKS "${out}|${map}|${control}|${control_map}")
+  endif()
 endfunction()

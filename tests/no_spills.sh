@@ -1,17 +1,25 @@
 #!/usr/bin/env bash
-# Every kernel the build links (examples and transfer tests) assembles without register spills:
-# its map's ptxas section reads "spill stores 0 B, loads 0 B". The linker only warns on a spill, so
-# without this test a change that makes a main loop spill (session 27: 27 links) builds and passes.
+# Every kernel the build links (examples, bench and transfer tests; each link and its control)
+# assembles without register spills: its map's ptxas section reads "spill stores 0 B, loads 0 B".
+# The linker only warns on a spill, so without this test a change that makes a main loop spill
+# (session 27: 27 links) builds and passes. The maps come from $B/pipelink_links.txt (every
+# pipelink_link call: "cubin|map|control cubin|control map"), not from globbing the build directory.
 set -u
 B=$1
+L=$B/pipelink_links.txt
+[ -f "$L" ] || { echo "FAIL: $L does not exist (configure the build)"; exit 1; }
 fail=0 n=0
-while IFS= read -r map; do
-  n=$((n + 1))
-  line=$(grep -m1 -A1 '^== ptxas' "$map" | tail -n1)
-  if [ -z "$line" ]; then echo "FAIL $map: no ptxas section"; fail=1
-  elif ! grep -q 'spill stores 0 B, loads 0 B' <<<"$line"; then echo "FAIL $map: ${line#  }"; fail=1
-  fi
-done < <(find "$B/examples" "$B/tests/transfer" -name '*.map' | sort)
-[ $n -gt 0 ] || { echo "FAIL: no maps under $B/examples"; exit 1; }
+while IFS='|' read -r linked map control control_map; do
+  for m in "$map" "$control_map"; do
+    [ -n "$m" ] || continue
+    n=$((n + 1))
+    if [ ! -f "$m" ]; then echo "FAIL $m: not built"; fail=1; continue; fi
+    line=$(grep -m1 -A1 '^== ptxas' "$m" | tail -n1)
+    if [ -z "$line" ]; then echo "FAIL $m: no ptxas section"; fail=1
+    elif ! grep -q 'spill stores 0 B, loads 0 B' <<<"$line"; then echo "FAIL $m: ${line#  }"; fail=1
+    fi
+  done
+done < "$L"
+[ $n -gt 0 ] || { echo "FAIL: no maps in $L"; exit 1; }
 [ $fail -eq 0 ] && echo "ok: $n linked kernels, none spills"
 exit $fail
