@@ -270,8 +270,9 @@ __device__ __forceinline__ void partials_wait(const Ctx& ctx, unsigned block, un
     if (*reinterpret_cast<volatile unsigned*>(&pl_abort)) return;
     if (clock64() - start > (1ll << 31)) {
       if (atomicExch(&pl_abort, 1u) == 0)
-        printf("pipelink: stream-k wait timed out: block %u never published its partial (block %d, thread %d); "
-               "the kernel drains, its output is invalid\n", block, blockIdx.x, threadIdx.x);
+        printf("pipelink: stream-k wait timed out: block %u never published %s (flag %u, waited for %u; block %d, "
+               "thread %d); the kernel drains, its output is invalid\n", block,
+               value >= 2u ? "its share of the tile's summed partials" : "its partial", v, value, blockIdx.x, threadIdx.x);
       return;
     }
 #endif
