@@ -19,7 +19,7 @@
 // (swiglu_epilogue -DSWIGLU_PANELS=2 -DSWIGLU_ROWS16=1) read the two panels: the fused kernel.
 //
 // Compile-time constants (wgmma shapes and register arrays need immediates): -DTOK_TILE_M (the
-// tokens, 128, 144, 160, 176, 208, 224 or 240: gen_wgmma.py's list); tile_n = 64, tile_k = 64. The records below
+// tokens, 32, 48, 64, 128, 144, 160, 176, 208, 224 or 240: gen_wgmma.py's list); tile_n = 64, tile_k = 64. The records below
 // declare them, so an object links only under a contract providing the same values.
 //
 // -DTOK_UNITS=1 (contract_tok*_sk.toml: [tiles] k_extent, k_tile, partial_bytes): walks work units
@@ -85,6 +85,12 @@ __device__ __forceinline__ void mma(float (&d)[kAcc], unsigned long long da, uns
   wgmma_m64n144k16(d, da, db, scale_d);
 #elif TOK_TILE_M == 128
   wgmma_m64n128k16(d, da, db, scale_d);
+#elif TOK_TILE_M == 64
+  wgmma_m64n64k16(d, da, db, scale_d);
+#elif TOK_TILE_M == 48
+  wgmma_m64n48k16(d, da, db, scale_d);
+#elif TOK_TILE_M == 32
+  wgmma_m64n32k16(d, da, db, scale_d);
 #else
 #error "generate the wgmma wrapper for this token tile (gen_wgmma.py) and add it here"
 #endif
