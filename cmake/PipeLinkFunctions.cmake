@@ -43,7 +43,9 @@
 #   both (launch with the fewest registers the warpgroups' budgets fit in); FATAL_WARNINGS is
 #   --fatal-warnings for both (any warning, e.g. a spilling kernel, fails the build). Creates the custom target
 #   <name> (built by `all` unless EXCLUDE_FROM_ALL) with the properties PIPELINK_CUBIN,
-#   PIPELINK_MAP, PIPELINK_CONTROL_CUBIN and PIPELINK_CONTROL_MAP (empty when not built).
+#   PIPELINK_MAP, PIPELINK_CONTROL_CUBIN and PIPELINK_CONTROL_MAP (empty when not built), and
+#   appends "<cubin>|<map>|<control>|<control map>" to the GLOBAL property PIPELINK_LINKS (unless
+#   EXCLUDE_FROM_ALL; only read by PipeLink's own tests, harmless elsewhere).
 #   The link depends on the contracts and the components' objects only, so changing one
 #   component's source rebuilds that component and the link; the control, compiled from the
 #   sources, depends on every component's SOURCES and DEPENDS and on its object (so on every
