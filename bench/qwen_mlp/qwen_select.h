@@ -180,10 +180,15 @@ constexpr unsigned kSharesPieces = 10, kSharesPiecesMax = 16;
 // per split tile; its stream-k link 0.998) and slower at 136 (one token tile, 200 tiles). So where the
 // rule takes gemm-tok144-splitk and the 256-column tile's own tile count takes split-k (8 rounds or
 // more, or 10-16 pieces per split tile), the GEMM takes gemm-tok144w-splitk instead. (Its 3-stage ring
-// and four acc panels fit only up to 144 tokens: 227456 of 232448 bytes of shared memory. Its fused
-// twin, fused-tok144w-splitk, is built but not measured, so the fused kernel keeps tok144-splitk.) Held out (results/s29/c6, new / old pick): 0.978 / 0.940 / 0.973 / 0.984 / 0.968 / 0.936 at
+// and four acc panels fit only up to 144 tokens: 227456 of 232448 bytes of shared memory.) Held out (results/s29/c6, new / old pick): 0.978 / 0.940 / 0.973 / 0.984 / 0.968 / 0.936 at
 // M = 544 / 848 / 1424 / 1696 / 1808 / 2446, all faster; / the best cuBLAS 0.979 / 0.989 (faster),
 // 0.999 / 1.005 / 1.004 / 0.997 (noise), where the old pick was 1.001-1.072.
+// Session 30, from results/s30/n1 (sustained, 5 rounds; its first run): the fused twin
+// fused-tok144w-splitk (the SwiGLU warps read gate rows from W block 0 and up rows from W block 1;
+// one 16 x 128 out stage) / fused-tok144-splitk was 0.977 / 0.975 / 0.951 / 0.940 at M = 560 / 1720 /
+// 1860 / 2436 and / fused-sw-splitk 0.994 (noise) at 860; / the best cuBLAS + SwiGLU 0.923-0.958. So
+// the fused kernel takes it by the GEMM's condition: where its pick is fused-tok144-splitk and the
+// 256-column tile's own plan is split-k. (At 833-864 the fused pick is fused-sw-splitk, kept.)
 inline bool split_k_plan(double tiles, unsigned sms) {
   const unsigned last = unsigned(tiles) % sms;
   return tiles >= 8.0 * sms || (last > 0 && sms / last >= kSharesPieces && sms / last <= kSharesPiecesMax);
@@ -209,10 +214,11 @@ inline const Candidate* token_tile(const std::string& kind, unsigned M, unsigned
       const unsigned padded = (M + T - 1) / T * T;
       if (!pick || padded < pick_padded) pick = &k, pick_padded = padded, cost = factor * tiles / sms * T / 2.0;
     }
-  // session 29: the 256-column 144-token tile where its own split-k plan applies
-  if (pick && pick->label == "gemm-tok144-splitk")
+  // session 29: the 256-column 144-token tile where its own split-k plan applies (session 30: the
+  // fused kernel's too)
+  if (pick && pick->label == kind + "-tok144-splitk")
     for (const Candidate& k : kernels)
-      if (!k.probe && k.label == "gemm-tok144w-splitk" && k.tile_m == 144 &&
+      if (!k.probe && k.label == kind + "-tok144w-splitk" && k.tile_m == 144 &&
           split_k_plan(double((M + 143) / 144) * double((kInter + k.tile_n - 1) / k.tile_n), sms))
         return &k;
   return pick;

@@ -63,9 +63,9 @@ def token_tile(ks, kind: str, M: int, sms: int):
             if pick is None or padded < pick_padded:
                 pick, pick_padded, cost = name, padded, (1.06 if kind == "gemm" or M > 1024 else 1.09) * tiles / sms * T / 2.0
     # session 29 (the C++ rule, where it is explained): the 256-column 144-token tile where its own
-    # split-k plan applies
-    w = "gemm_tok144w_splitk"
-    if pick == "gemm_tok144_splitk" and w in ks and ks[w].fact("tile_m") == 144 and \
+    # split-k plan applies (session 30: the fused kernel's too, fused_tok144w_splitk)
+    w = "%s_tok144w_splitk" % kind
+    if pick == "%s_tok144_splitk" % kind and w in ks and ks[w].fact("tile_m") == 144 and \
             split_k_plan(math.ceil(M / 144) * math.ceil(INTER / ks[w].fact("tile_n")), sms):
         pick = w
     return None if pick is None else (pick, cost)

@@ -95,7 +95,7 @@ class Agree(unittest.TestCase):
         got, base = py(SUSTAINED), py([n for n in SUSTAINED if n not in TOK])
         fused_want = [((257, 288), "tok144_splitk"), ((289, 320), "tok160_splitk"), ((321, 352), "tok176_splitk"),
                       ((353, 384), "n120"), ((385, 416), "tok208_splitk"), ((417, 432), "tok144_splitk"),
-                      ((433, 448), "tok224_sk"), ((449, 512), "n112"), ((513, 528), "tok176_splitk"), ((529, 576), "tok144_splitk"),
+                      ((433, 448), "tok224_sk"), ((449, 512), "n112"), ((513, 528), "tok176_splitk"), ((529, 576), "tok144w_splitk"),
                       ((577, 640), "n112"), ((641, 704), "tok176_splitk"), ((705, 720), "tok144_splitk"),
                       ((721, 768), "n120"), ((769, 800), "tok160_splitk"), ((801, 832), "tok208_splitk"),
                       ((833, 896), "sw_splitk"), ((897, 1024), "medium_s4")]
@@ -129,9 +129,13 @@ class Agree(unittest.TestCase):
         # token tile, 3000 / 5000 / 7000 do not.
         for M in (1290, 1440, 1584, 1700, 1872, 2440):  # 9-17 token tiles: tok144w-splitk
             self.assertEqual(got[("gemm", M)], "gemm_tok144w_splitk", f"gemm at M = {M}")
-            self.assertEqual(got[("fused", M)], "fused_tok144_splitk", f"fused at M = {M}")
+            # session 30: the fused twin by the same condition
+            self.assertEqual(got[("fused", M)], "fused_tok144w_splitk", f"fused at M = {M}")
         for M in (129, 288, 432, 720):  # its plan is not split-k there (1 / 2 / 3 / 5 token tiles)
-            self.assertNotIn("tok144w", got[("gemm", M)], f"gemm at M = {M}")
+            for kind in ("gemm", "fused"):
+                self.assertNotIn("tok144w", got[(kind, M)], f"{kind} at M = {M}")
+        for M in range(833, 865):  # the GEMM takes tok144w-splitk; the fused kernel's pick is sw-splitk
+            self.assertEqual(got[("fused", M)], "fused_sw_splitk", f"fused at M = {M}")
         for kind in ("gemm", "fused"):
             for M, want in ((1100, "tok160_splitk"), (2100, "tok176_splitk"), (1536, "sw_splitk"), (2048, "sw_splitk"),
                             (2240, "tok160_splitk"), (2496, "tok208_splitk"), (3000, "sw_splitk"), (5000, "sw_splitk"),
