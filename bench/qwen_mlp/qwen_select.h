@@ -189,6 +189,20 @@ constexpr unsigned kSharesPieces = 10, kSharesPiecesMax = 16;
 // 1860 / 2436 and / fused-sw-splitk 0.994 (noise) at 860; / the best cuBLAS + SwiGLU 0.923-0.958. So
 // the fused kernel takes it by the GEMM's condition: where its pick is fused-tok144-splitk and the
 // 256-column tile's own plan is split-k. (At 833-864 the fused pick is fused-sw-splitk, kept.)
+// Session 30, fixed before the run that confirms it (results/s30/c1), from results/s30/p1 (sustained, 5
+// rounds, 12 M above 1024 where the rule did not take it): the 256-column tile / the split-k panel
+// kernel was 0.976-1.037 (GEMM) and 0.973-1.032 (fused), and it won where it pads no more rows than the
+// panel kernel: 0.985 / 0.991 at 2300 (2304 rows both), 0.976 / 0.973 at 3000 (3024 against 3072); it
+// lost where it pads 3-5% more (1.022-1.037 GEMM at 1632 / 1900 / 2048). Its cost in the rule's units,
+// kWideFactor * tiles / SMs * 144 * tile_n / 128 (tile_n = 128 here: 200 tiles per 144 tokens), with
+// kWideFactor = 1.03 against the panel kernel's 1.04 * tiles / SMs * 128, decides every p1 point the way
+// it measured except 2560 (GEMM 0.979, forgone; fused 1.011); the medians of the factors the points imply
+// are 1.017 (GEMM) and 1.022 (fused), and 1.04 at 4096 (GEMM), where X (42 MB) no longer sits in the L2
+// beside W's stream: its col_major order reads all of X again every ~132 / (M / 144) column tiles. So it
+// competes above 1024 against the panel kernel and the token tiles only while X <= 32 MiB (M <= 3276;
+// measured to 3000). At 1100 it takes over from the 160-token tile by a hair (1186.6 against 1187.2):
+// 0.995 / 0.976 x gemm- / fused-tok160-splitk there in p1.
+constexpr double kWideFactor = 1.03, kWideMaxXBytes = 32.0 * 1024 * 1024;
 inline bool split_k_plan(double tiles, unsigned sms) {
   const unsigned last = unsigned(tiles) % sms;
   return tiles >= 8.0 * sms || (last > 0 && sms / last >= kSharesPieces && sms / last <= kSharesPiecesMax);
@@ -260,10 +274,19 @@ inline std::string select(const std::string& kind, unsigned M, unsigned sms, con
       if (k.label == kind + "-sw-splitk") {
         // session 29: the token tile where its cost is below the split-k panel kernel's
         const double tiles = double((M + k.tile_m - 1) / k.tile_m) * double((kInter + k.tile_n - 1) / k.tile_n);
-        double tok_cost = 0;
+        const Candidate* pick = &k;
+        double pick_cost = 1.04 * tiles / sms * k.tile_n, tok_cost = 0;
         if (const Candidate* tok = double(M) * kHidden * 2 <= kTokenMaxXBytes ? token_tile(kind, M, sms, kernels, tok_cost) : nullptr)
-          if (tok_cost < 1.04 * tiles / sms * k.tile_n) return tok->label;
-        return k.label;
+          if (tok_cost < pick_cost) pick = tok, pick_cost = tok_cost;
+        // session 30: the 256-column 144-token tile by its own cost (always 8 rounds or more here, so split-k)
+        if (double(M) * kHidden * 2 <= kWideMaxXBytes)
+          for (const Candidate& w : kernels)
+            if (!w.probe && w.label == kind + "-tok144w-splitk" && w.tile_m == 144) {
+              const double w_tiles = double((M + 143) / 144) * double((kInter + w.tile_n - 1) / w.tile_n);
+              const double w_cost = kWideFactor * w_tiles / sms * 144.0 * w.tile_n / 128.0;
+              if (w_cost < pick_cost) pick = &w, pick_cost = w_cost;
+            }
+        return pick->label;
       }
   for (const Candidate& k : kernels) {
     if (k.probe || k.packed_w || is_token_tile(k.label)) continue;

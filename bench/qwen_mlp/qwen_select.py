@@ -12,6 +12,7 @@ SHARES_PIECES = 10  # the split-k plan's pieces per split tile from which they s
 SHARES_PIECES_MAX = 16  # session 29: the most pieces at which the rule takes split-k below 8 rounds
 HIDDEN = 5120  # K: X's row length
 TOKEN_MAX_X_BYTES = 25 * 1024 * 1024  # session 29: above M = 1024 the token tile only while X fits in half the L2
+WIDE_FACTOR, WIDE_MAX_X_BYTES = 1.03, 32 * 1024 * 1024  # session 30: the 256-column 144-token tile above M = 1024
 
 VARIANTS = ["fused", "fused_medium", "fused_narrow", "fused_small", "gemm", "gemm_medium", "gemm_narrow", "gemm_small"]
 # The other kernels the benches load where present; select() below names the ones it may take (e.g.
@@ -127,10 +128,19 @@ def select(ks, kind: str, M: int, sms: int) -> str:
         # factor 1.06 for both kinds above 1024, is below the split-k panel kernel's.
         tm, tn = ks[sw + "_splitk"].fact("tile_m"), ks[sw + "_splitk"].fact("tile_n")
         # (only while X fits in half the L2: M * K * 2 bytes <= 25 MiB, TOKEN_MAX_X_BYTES)
+        pick, pick_cost = sw + "_splitk", 1.04 * math.ceil(M / tm) * math.ceil(INTER / tn) / sms * tn
         tok = token_tile(ks, kind, M, sms) if M * HIDDEN * 2 <= TOKEN_MAX_X_BYTES else None
-        if tok is not None and tok[1] < 1.04 * math.ceil(M / tm) * math.ceil(INTER / tn) / sms * tn:
-            return tok[0]
-        return sw + "_splitk"
+        if tok is not None and tok[1] < pick_cost:
+            pick, pick_cost = tok
+        # Session 30 (the C++ rule, where it is explained): the 256-column 144-token tile by its own cost
+        # (WIDE_FACTOR), while X <= 32 MiB (WIDE_MAX_X_BYTES)
+        w = kind + "_tok144w_splitk"
+        if M * HIDDEN * 2 <= WIDE_MAX_X_BYTES and w in ks and ks[w].fact("tile_m") == 144:
+            wn = ks[w].fact("tile_n")
+            c = WIDE_FACTOR * math.ceil(M / 144) * math.ceil(INTER / wn) / sms * 144 * wn / 128
+            if c < pick_cost:
+                pick, pick_cost = w, c
+        return pick
     if sw in ks and M > 64:
         w = math.ceil(M / ks[sw].fact("tile_m")) * math.ceil(INTER / ks[sw].fact("tile_n")) / sms
         if math.ceil(w) / w - 1 <= 0.05:

@@ -6,6 +6,7 @@ bench_torch.py's), plus the choices the session-21 rule is documented to make. N
     python3 tests/python/test_qwen_select.py BUILD/bench/qwen_select_cli
 """
 import os
+import math
 import subprocess
 import sys
 import unittest
@@ -136,19 +137,26 @@ class Agree(unittest.TestCase):
                 self.assertNotIn("tok144w", got[(kind, M)], f"{kind} at M = {M}")
         for M in range(833, 865):  # the GEMM takes tok144w-splitk; the fused kernel's pick is sw-splitk
             self.assertEqual(got[("fused", M)], "fused_sw_splitk", f"fused at M = {M}")
+        # Session 30: above 1024 the 256-column tile by its own cost (1.03 * its padded rows against the
+        # panel kernel's 1.04 and the token tiles' 1.06), while X <= 32 MiB (M <= 3276): results/s30/p1's
+        # 1100 / 2300 / 3000 take it, 1350-2048 / 2560 / 4096 do not.
         for kind in ("gemm", "fused"):
-            for M, want in ((1100, "tok160_splitk"), (2100, "tok176_splitk"), (1536, "sw_splitk"), (2048, "sw_splitk"),
-                            (2240, "tok160_splitk"), (2496, "tok208_splitk"), (3000, "sw_splitk"), (5000, "sw_splitk"),
-                            (7000, "sw_splitk")):
+            for M, want in ((1100, "tok144w_splitk"), (2100, "tok144w_splitk"), (1536, "sw_splitk"), (2048, "sw_splitk"),
+                            (2300, "tok144w_splitk"), (2496, "tok208_splitk"), (2560, "sw_splitk"), (3000, "tok144w_splitk"),
+                            (1350, "sw_splitk"), (1900, "sw_splitk"), (4096, "sw_splitk"), (5000, "sw_splitk"),
+                            (7000, "sw_splitk"), (1600, "tok160_splitk"), (3276, "tok144w_splitk")):
                 self.assertEqual(got[(kind, M)], kind + "_" + want, f"{kind} at M = {M}")
             for M in range(2561, 8193):
-                self.assertEqual(got[(kind, M)], kind + "_sw_splitk", f"{kind} at M = {M}")
+                want = "_tok144w_splitk" if M <= 3276 and math.ceil(M / 144) * 144 * 1.03 < math.ceil(M / 128) * 128 * 1.04 \
+                    else "_sw_splitk"
+                self.assertEqual(got[(kind, M)], kind + want, f"{kind} at M = {M}")
         for M in range(1, 8193):
             for kind in ("gemm", "fused"):
                 if got[(kind, M)] not in TOK:
                     self.assertEqual(got[(kind, M)], base[(kind, M)], f"{kind} at M = {M}")
                 else:
-                    self.assertTrue(128 < M <= 224 or 256 < M <= 2560, f"{kind} at M = {M}: {got[(kind, M)]}")
+                    self.assertTrue(128 < M <= 224 or 256 < M <= 2560 or (M <= 3276 and "tok144w" in got[(kind, M)]),
+                                    f"{kind} at M = {M}: {got[(kind, M)]}")
 
     def test_documented_choices(self):
         # bench/NOTES.md, session 21: 128 x 104 up to 256, 128 x 120 at 257-384 and 641-768, 128 x 112
