@@ -202,7 +202,17 @@ constexpr unsigned kSharesPieces = 10, kSharesPiecesMax = 16;
 // competes above 1024 against the panel kernel and the token tiles only while X <= 32 MiB (M <= 3276;
 // measured to 3000). At 1100 it takes over from the 160-token tile by a hair (1186.6 against 1187.2):
 // 0.995 / 0.976 x gemm- / fused-tok160-splitk there in p1.
-constexpr double kWideFactor = 1.03, kWideMaxXBytes = 32.0 * 1024 * 1024;
+// Held out (results/s30/c1, sustained, 5 rounds, 11 M never measured, the new pick / session 29's): GEMM
+// 0.962-0.986 at 9 M where it changed (faster at 8, 2210 0.976 within noise), fused 0.957-0.997 at 11
+// (all faster); / the best cuBLAS 0.989-1.020 (1.009-1.016 slower at 1960 / 2210 / 2380, where the old pick
+// was 1.027-1.040), fused / the best pair 0.928-0.985.
+// Session 30, fixed before the run that confirms it (results/s30/c2), from the probe in results/s30/c1
+// (g*.json): above 32 MiB of X the tile linked in bands of 8 token tiles (TILE_ORDER grouped:8, the
+// panel kernel's order; *-tok144w-splitk-g8) / the split-k panel kernel was 0.965 / 0.982 at 3600 (3600
+// rows against 3712), 0.993 / 0.990 at 5000 (5040 against 5120), 1.014 / 1.033 at 7000 and 1.014 / 0.993
+// at 8192 (7056 / 8208 against 7040 / 8192): the factors these imply are 1.035-1.052 (GEMM) and
+// 1.030-1.072 (fused), so kWideG8Factor = 1.05: it is taken where it pads about 1% fewer rows.
+constexpr double kWideFactor = 1.03, kWideMaxXBytes = 32.0 * 1024 * 1024, kWideG8Factor = 1.05;
 inline bool split_k_plan(double tiles, unsigned sms) {
   const unsigned last = unsigned(tiles) % sms;
   return tiles >= 8.0 * sms || (last > 0 && sms / last >= kSharesPieces && sms / last <= kSharesPiecesMax);
@@ -278,14 +288,16 @@ inline std::string select(const std::string& kind, unsigned M, unsigned sms, con
         double pick_cost = 1.04 * tiles / sms * k.tile_n, tok_cost = 0;
         if (const Candidate* tok = double(M) * kHidden * 2 <= kTokenMaxXBytes ? token_tile(kind, M, sms, kernels, tok_cost) : nullptr)
           if (tok_cost < pick_cost) pick = tok, pick_cost = tok_cost;
-        // session 30: the 256-column 144-token tile by its own cost (always 8 rounds or more here, so split-k)
-        if (double(M) * kHidden * 2 <= kWideMaxXBytes)
-          for (const Candidate& w : kernels)
-            if (!w.probe && w.label == kind + "-tok144w-splitk" && w.tile_m == 144) {
-              const double w_tiles = double((M + 143) / 144) * double((kInter + w.tile_n - 1) / w.tile_n);
-              const double w_cost = kWideFactor * w_tiles / sms * 144.0 * w.tile_n / 128.0;
-              if (w_cost < pick_cost) pick = &w, pick_cost = w_cost;
-            }
+        // session 30: the 256-column 144-token tile by its own cost (always 8 rounds or more here, so
+        // split-k), in col_major while X <= 32 MiB, else in bands of 8 token tiles (-g8)
+        const bool col_major = double(M) * kHidden * 2 <= kWideMaxXBytes;
+        const std::string wide = kind + (col_major ? "-tok144w-splitk" : "-tok144w-splitk-g8");
+        for (const Candidate& w : kernels)
+          if (!w.probe && w.label == wide && w.tile_m == 144) {
+            const double w_tiles = double((M + 143) / 144) * double((kInter + w.tile_n - 1) / w.tile_n);
+            const double w_cost = (col_major ? kWideFactor : kWideG8Factor) * w_tiles / sms * 144.0 * w.tile_n / 128.0;
+            if (w_cost < pick_cost) pick = &w, pick_cost = w_cost;
+          }
         return pick->label;
       }
   for (const Candidate& k : kernels) {

@@ -13,6 +13,7 @@ SHARES_PIECES_MAX = 16  # session 29: the most pieces at which the rule takes sp
 HIDDEN = 5120  # K: X's row length
 TOKEN_MAX_X_BYTES = 25 * 1024 * 1024  # session 29: above M = 1024 the token tile only while X fits in half the L2
 WIDE_FACTOR, WIDE_MAX_X_BYTES = 1.03, 32 * 1024 * 1024  # session 30: the 256-column 144-token tile above M = 1024
+WIDE_G8_FACTOR = 1.05  # session 30: the same tile in bands of 8 token tiles (_g8) above 32 MiB of X
 
 VARIANTS = ["fused", "fused_medium", "fused_narrow", "fused_small", "gemm", "gemm_medium", "gemm_narrow", "gemm_small"]
 # The other kernels the benches load where present; select() below names the ones it may take (e.g.
@@ -26,6 +27,7 @@ EXTRA = ["gemm_sw", "fused_sw", "gemm_cluster_sw", "fused_cluster_sw", "gemm_sw_
          "gemm_tok176_splitk", "fused_tok144_sk", "fused_tok144_splitk", "fused_tok160_sk", "fused_tok160_splitk",
          "fused_tok176_sk", "fused_tok176_splitk", "gemm_tok208_sk", "gemm_tok208_splitk", "fused_tok208_sk",
          "fused_tok208_splitk", "gemm_tok224_sk", "fused_tok224_sk", "gemm_tok144w_sk", "gemm_tok144w_splitk", "fused_tok144w_splitk",
+         "gemm_tok144w_splitk_g8", "fused_tok144w_splitk_g8",
          "gemm_tok32_sk", "fused_tok32_sk", "gemm_tok48_sk", "fused_tok48_sk", "gemm_tok64_sk", "fused_tok64_sk"]
 
 
@@ -133,11 +135,13 @@ def select(ks, kind: str, M: int, sms: int) -> str:
         if tok is not None and tok[1] < pick_cost:
             pick, pick_cost = tok
         # Session 30 (the C++ rule, where it is explained): the 256-column 144-token tile by its own cost
-        # (WIDE_FACTOR), while X <= 32 MiB (WIDE_MAX_X_BYTES)
-        w = kind + "_tok144w_splitk"
-        if M * HIDDEN * 2 <= WIDE_MAX_X_BYTES and w in ks and ks[w].fact("tile_m") == 144:
+        # (WIDE_FACTOR) in col_major while X <= 32 MiB (WIDE_MAX_X_BYTES), else in bands of 8 token tiles
+        # (_g8, WIDE_G8_FACTOR)
+        col_major = M * HIDDEN * 2 <= WIDE_MAX_X_BYTES
+        w = kind + ("_tok144w_splitk" if col_major else "_tok144w_splitk_g8")
+        if w in ks and ks[w].fact("tile_m") == 144:
             wn = ks[w].fact("tile_n")
-            c = WIDE_FACTOR * math.ceil(M / 144) * math.ceil(INTER / wn) / sms * 144 * wn / 128
+            c = (WIDE_FACTOR if col_major else WIDE_G8_FACTOR) * math.ceil(M / 144) * math.ceil(INTER / wn) / sms * 144 * wn / 128
             if c < pick_cost:
                 pick, pick_cost = w, c
         return pick

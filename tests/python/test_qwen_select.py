@@ -31,6 +31,7 @@ TILES = {
     "gemm_tok208_sk": (208, 64), "gemm_tok208_splitk": (208, 64), "fused_tok208_sk": (208, 64),
     "fused_tok208_splitk": (208, 64), "gemm_tok224_sk": (224, 64), "fused_tok224_sk": (224, 64),
     "gemm_tok144w_sk": (144, 128), "gemm_tok144w_splitk": (144, 128), "fused_tok144w_splitk": (144, 128),
+    "gemm_tok144w_splitk_g8": (144, 128), "fused_tok144w_splitk_g8": (144, 128),
     "gemm_tok32_sk": (32, 64), "fused_tok32_sk": (32, 64), "gemm_tok48_sk": (48, 64), "fused_tok48_sk": (48, 64),
     "gemm_tok64_sk": (64, 64), "fused_tok64_sk": (64, 64),
 }
@@ -143,19 +144,22 @@ class Agree(unittest.TestCase):
         for kind in ("gemm", "fused"):
             for M, want in ((1100, "tok144w_splitk"), (2100, "tok144w_splitk"), (1536, "sw_splitk"), (2048, "sw_splitk"),
                             (2300, "tok144w_splitk"), (2496, "tok208_splitk"), (2560, "sw_splitk"), (3000, "tok144w_splitk"),
-                            (1350, "sw_splitk"), (1900, "sw_splitk"), (4096, "sw_splitk"), (5000, "sw_splitk"),
+                            (1350, "sw_splitk"), (1900, "sw_splitk"), (4096, "sw_splitk"), (5000, "tok144w_splitk_g8"),
+                            (3600, "tok144w_splitk_g8"), (8192, "sw_splitk"),
                             (7000, "sw_splitk"), (1600, "tok160_splitk"), (3276, "tok144w_splitk")):
                 self.assertEqual(got[(kind, M)], kind + "_" + want, f"{kind} at M = {M}")
+            # session 30 (results/s30/c1, g*.json): above 3276 the tile in bands of 8 token tiles, factor 1.05
             for M in range(2561, 8193):
-                want = "_tok144w_splitk" if M <= 3276 and math.ceil(M / 144) * 144 * 1.03 < math.ceil(M / 128) * 128 * 1.04 \
-                    else "_sw_splitk"
+                f, w = (1.03, "_tok144w_splitk") if M <= 3276 else (1.05, "_tok144w_splitk_g8")
+                want = w if math.ceil(M / 144) * 144 * f < math.ceil(M / 128) * 128 * 1.04 else "_sw_splitk"
                 self.assertEqual(got[(kind, M)], kind + want, f"{kind} at M = {M}")
         for M in range(1, 8193):
             for kind in ("gemm", "fused"):
                 if got[(kind, M)] not in TOK:
                     self.assertEqual(got[(kind, M)], base[(kind, M)], f"{kind} at M = {M}")
                 else:
-                    self.assertTrue(128 < M <= 224 or 256 < M <= 2560 or (M <= 3276 and "tok144w" in got[(kind, M)]),
+                    self.assertTrue(128 < M <= 224 or 256 < M <= 2560 or (M <= 3276 and "tok144w" in got[(kind, M)])
+                                    or (M > 3276 and got[(kind, M)].endswith("tok144w_splitk_g8")),
                                     f"{kind} at M = {M}: {got[(kind, M)]}")
 
     def test_documented_choices(self):
