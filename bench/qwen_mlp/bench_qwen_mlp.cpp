@@ -561,10 +561,7 @@ constexpr const char* kVariants[] = {"fused", "fused-control", "fused-medium", "
                                      "gemm-tok144w-sk", "gemm-tok144w-sk-control", "gemm-tok144w-splitk",
                                      "gemm-tok144w-splitk-control", "fused-tok144w-splitk", "fused-tok144w-splitk-control",
                                      "gemm-tok144w-splitk-g8", "gemm-tok144w-splitk-g8-control", "fused-tok144w-splitk-g8",
-                                     "fused-tok144w-splitk-g8-control",
-                                     "gemm-tok32-sk", "gemm-tok32-sk-control", "fused-tok32-sk", "fused-tok32-sk-control",
-                                     "gemm-tok48-sk", "gemm-tok48-sk-control", "fused-tok48-sk", "fused-tok48-sk-control",
-                                     "gemm-tok64-sk", "gemm-tok64-sk-control", "fused-tok64-sk", "fused-tok64-sk-control"};
+                                     "fused-tok144w-splitk-g8-control"};
 constexpr int kNumVariants = sizeof(kVariants) / sizeof(kVariants[0]);
 
 constexpr char kUsage[] =

@@ -27,8 +27,7 @@ EXTRA = ["gemm_sw", "fused_sw", "gemm_cluster_sw", "fused_cluster_sw", "gemm_sw_
          "gemm_tok176_splitk", "fused_tok144_sk", "fused_tok144_splitk", "fused_tok160_sk", "fused_tok160_splitk",
          "fused_tok176_sk", "fused_tok176_splitk", "gemm_tok208_sk", "gemm_tok208_splitk", "fused_tok208_sk",
          "fused_tok208_splitk", "gemm_tok224_sk", "fused_tok224_sk", "gemm_tok144w_sk", "gemm_tok144w_splitk", "fused_tok144w_splitk",
-         "gemm_tok144w_splitk_g8", "fused_tok144w_splitk_g8",
-         "gemm_tok32_sk", "fused_tok32_sk", "gemm_tok48_sk", "fused_tok48_sk", "gemm_tok64_sk", "fused_tok64_sk"]
+         "gemm_tok144w_splitk_g8", "fused_tok144w_splitk_g8"]
 
 
 def split_k_plan(tiles, sms: int) -> bool:

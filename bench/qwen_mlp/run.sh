@@ -55,10 +55,7 @@ for k in fused fused_control fused_medium fused_medium_control fused_narrow fuse
          gemm_tok224_sk gemm_tok224_sk_control fused_tok224_sk fused_tok224_sk_control \
          gemm_tok144w_sk gemm_tok144w_sk_control gemm_tok144w_splitk gemm_tok144w_splitk_control \
          fused_tok144w_splitk fused_tok144w_splitk_control \
-         gemm_tok144w_splitk_g8 gemm_tok144w_splitk_g8_control fused_tok144w_splitk_g8 fused_tok144w_splitk_g8_control \
-         gemm_tok32_sk gemm_tok32_sk_control fused_tok32_sk fused_tok32_sk_control \
-         gemm_tok48_sk gemm_tok48_sk_control fused_tok48_sk fused_tok48_sk_control \
-         gemm_tok64_sk gemm_tok64_sk_control fused_tok64_sk fused_tok64_sk_control; do
+         gemm_tok144w_splitk_g8 gemm_tok144w_splitk_g8_control fused_tok144w_splitk_g8 fused_tok144w_splitk_g8_control; do
   add "--${k//_/-}" "$k"
 done
 # Timed and checked beside the others, never selected (--probe): the ping-pong GEMM (session 12),

@@ -32,8 +32,6 @@ TILES = {
     "fused_tok208_splitk": (208, 64), "gemm_tok224_sk": (224, 64), "fused_tok224_sk": (224, 64),
     "gemm_tok144w_sk": (144, 128), "gemm_tok144w_splitk": (144, 128), "fused_tok144w_splitk": (144, 128),
     "gemm_tok144w_splitk_g8": (144, 128), "fused_tok144w_splitk_g8": (144, 128),
-    "gemm_tok32_sk": (32, 64), "fused_tok32_sk": (32, 64), "gemm_tok48_sk": (48, 64), "fused_tok48_sk": (48, 64),
-    "gemm_tok64_sk": (64, 64), "fused_tok64_sk": (64, 64),
 }
 TOK = [n for n in TILES if "_tok" in n]
 SUSTAINED = ["fused_small16", "gemm_small16", "fused_medium_swf", "gemm_medium_s4", "gemm_n112", "gemm_n120",
