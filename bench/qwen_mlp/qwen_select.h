@@ -193,14 +193,16 @@ constexpr unsigned kSharesPieces = 10, kSharesPiecesMax = 16;
 // rounds, 12 M above 1024 where the rule did not take it): the 256-column tile / the split-k panel
 // kernel was 0.976-1.037 (GEMM) and 0.973-1.032 (fused), and it won where it pads no more rows than the
 // panel kernel: 0.985 / 0.991 at 2300 (2304 rows both), 0.976 / 0.973 at 3000 (3024 against 3072); it
-// lost where it pads 3-5% more (1.022-1.037 GEMM at 1632 / 1900 / 2048). Its cost in the rule's units,
+// lost or was level where it pads 3-5.5% more (GEMM 1.008-1.037 at 1536 / 1900 / 2048, level at 1632 /
+// 1760). Its cost in the rule's units,
 // kWideFactor * tiles / SMs * 144 * tile_n / 128 (tile_n = 128 here: 200 tiles per 144 tokens), with
 // kWideFactor = 1.03 against the panel kernel's 1.04 * tiles / SMs * 128, decides every p1 point the way
-// it measured except 2560 (GEMM 0.979, forgone; fused 1.011); the medians of the factors the points imply
-// are 1.017 (GEMM) and 1.022 (fused), and 1.04 at 4096 (GEMM), where X (42 MB) no longer sits in the L2
+// it measured except 1350 and 2560 (GEMM 0.998 / 0.979, forgone; fused 1.011 / 1.011); the medians of the
+// factors the points imply are 1.016 (GEMM) and 1.023 (fused), and 1.04 at 4096 (GEMM), where X (42 MB) no longer sits in the L2
 // beside W's stream: its col_major order reads all of X again every ~132 / (M / 144) column tiles. So it
 // competes above 1024 against the panel kernel and the token tiles only while X <= 32 MiB (M <= 3276;
-// measured to 3000). At 1100 it takes over from the 160-token tile by a hair (1186.6 against 1187.2):
+// measured to 3000). At 1100 it takes over from the 160-token tile by a hair (factor x padded rows 1.03 x
+// 1152 = 1186.6 against 1.06 x 1120 = 1187.2):
 // 0.995 / 0.976 x gemm- / fused-tok160-splitk there in p1.
 // Held out (results/s30/c1, sustained, 5 rounds, 11 M never measured, the new pick / session 29's): GEMM
 // 0.962-0.986 at 9 M where it changed (faster at 8, 2210 0.976 within noise), fused 0.957-0.997 at 11
@@ -211,7 +213,10 @@ constexpr unsigned kSharesPieces = 10, kSharesPiecesMax = 16;
 // panel kernel's order; *-tok144w-splitk-g8) / the split-k panel kernel was 0.965 / 0.982 at 3600 (3600
 // rows against 3712), 0.993 / 0.990 at 5000 (5040 against 5120), 1.014 / 1.033 at 7000 and 1.014 / 0.993
 // at 8192 (7056 / 8208 against 7040 / 8192): the factors these imply are 1.035-1.052 (GEMM) and
-// 1.030-1.072 (fused), so kWideG8Factor = 1.05: it is taken where it pads about 1% fewer rows.
+// 1.031-1.072 (fused), so kWideG8Factor = 1.05: it is taken where it pads about 1% fewer rows.
+// Held out (results/s30/c2, 5 M never measured where it now takes the g8 tile, / the split-k panel kernel):
+// GEMM 0.966 / 0.975 / 0.976 / 0.987 (faster) at 3730 / 4150 / 5150 / 6030, 0.991 (noise) at 7320; fused
+// 0.986 / 0.982 / 0.988 (faster) at 3730 / 5150 / 7320, 0.999 / 0.998 (noise) at 4150 / 6030.
 constexpr double kWideFactor = 1.03, kWideMaxXBytes = 32.0 * 1024 * 1024, kWideG8Factor = 1.05;
 inline bool split_k_plan(double tiles, unsigned sms) {
   const unsigned last = unsigned(tiles) % sms;

@@ -156,9 +156,11 @@ class Agree(unittest.TestCase):
                 if got[(kind, M)] not in TOK:
                     self.assertEqual(got[(kind, M)], base[(kind, M)], f"{kind} at M = {M}")
                 else:
-                    self.assertTrue(128 < M <= 224 or 256 < M <= 2560 or (M <= 3276 and "tok144w" in got[(kind, M)])
-                                    or (M > 3276 and got[(kind, M)].endswith("tok144w_splitk_g8")),
-                                    f"{kind} at M = {M}: {got[(kind, M)]}")
+                    g = got[(kind, M)]
+                    self.assertTrue(128 < M <= 224 or 256 < M <= 2560 or (1024 < M <= 3276 and g == kind + "_tok144w_splitk")
+                                    or (M > 3276 and g == kind + "_tok144w_splitk_g8"), f"{kind} at M = {M}: {g}")
+                    # the bands of 8 only above 32 MiB of X, col_major only below
+                    self.assertEqual(g.endswith("_g8"), M > 3276, f"{kind} at M = {M}: {g}")
 
     def test_documented_choices(self):
         # bench/NOTES.md, session 21: 128 x 104 up to 256, 128 x 120 at 257-384 and 641-768, 128 x 112

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 30, one device call. 1) Held out for the rule of 2c (qwen_select.h, kWideFactor / kWideMaxXBytes,
+# Session 30, one device call. 1) Held out for the rule of commit c0fbe48 (qwen_select.h, kWideFactor / kWideMaxXBytes,
 # and the fused twin by the GEMM's condition), fixed before this run: at 11 M never measured, each kind's
 # new pick (named) against its pick under session 29's rule (probe), sustained, 5 rounds; read with
 # ../s29/ratios_pick.py. At 1420 / 1690 only the fused pick changed (the GEMM's is loaded once).
