@@ -11,8 +11,8 @@ B=build/bench/bench_qwen_mlp
 for M in 1500 1760 2048 2560 4096 6144 8192; do
   s=""; [ $M -gt 3276 ] && s=_g8
   A=(--gemm-sw-splitk $K/gemm_sw_splitk.cubin $K/gemm_sw_splitk.map --fused-sw-splitk $K/fused_sw_splitk.cubin $K/fused_sw_splitk.map
-     --probe gemm-tok128w-splitk$s $K/gemm_tok128w_splitk$s.cubin $K/gemm_tok128w_splitk$s.map
-     --probe fused-tok128w-splitk$s $K/fused_tok128w_splitk$s.cubin $K/fused_tok128w_splitk$s.map)
+     --probe gemm-tok128w-splitk${s//_/-} $K/gemm_tok128w_splitk$s.cubin $K/gemm_tok128w_splitk$s.map
+     --probe fused-tok128w-splitk${s//_/-} $K/fused_tok128w_splitk$s.cubin $K/fused_tok128w_splitk$s.map)
   timeout 90 $B --sustain-ms 300 --region-ms 50 "${A[@]}" --M $M --rounds 5 --json $O/t$M.json >> $O/run.log 2>&1
   echo "M=$M rc=$?" | tee -a $O/run.log
   tar czf $OUT/next2.tgz -C $OUT r
