@@ -7,7 +7,7 @@
 // m64n{tile_m}k16 with both operands K-major in the 128-byte swizzle TMA writes. wgmma_gu puts X's
 // rows on the M side, so its tiles are 64 or 128 tokens tall and the last row of tiles is padding
 // wherever M is not a multiple of them (M = 960: 7.5 tiles of 128); here the token tile is any
-// multiple of 16 up to 256 (M = 960 = 6 x 160, 320 = 2 x 160, 576 = 4 x 144).
+// multiple of 8 up to 256 (M = 960 = 6 x 160, 320 = 2 x 160, 576 = 4 x 144).
 //
 // At the end of a tile the accumulator (row = W row of the block, column = token) is rounded to
 // bf16 and stored transposed (stmatrix .trans) into the "acc" stage: panel i [tile_m x 64] holds
@@ -19,7 +19,7 @@
 // (swiglu_epilogue -DSWIGLU_PANELS=2 -DSWIGLU_ROWS16=1) read the two panels: the fused kernel.
 //
 // Compile-time constants (wgmma shapes and register arrays need immediates): -DTOK_TILE_M (the
-// tokens, 32, 48, 64, 128, 144, 160, 176, 208, 224 or 240: gen_wgmma.py's list); tile_n = 64, tile_k = 64. The records below
+// tokens, 32, 48, 64, 128, 136, 144, 152, 160, 176, 208, 224 or 240: gen_wgmma.py's list); tile_n = 64, tile_k = 64. The records below
 // declare them, so an object links only under a contract providing the same values.
 //
 // -DTOK_UNITS=1 (contract_tok*_sk.toml: [tiles] k_extent, k_tile, partial_bytes): walks work units
@@ -66,7 +66,7 @@ constexpr unsigned kBlocks = TOK_WB;  // 64-row W blocks per instance
 static_assert(kBlocks == 1 || kBlocks == 2, "TOK_WB: one or two W blocks per instance");
 constexpr unsigned kTileM = TOK_TILE_M, kTileN = 64 * kBlocks, kTileK = 64;
 constexpr unsigned kAcc = kTileM / 2;  // f32 accumulator registers per thread: m64 x n{tile_m}
-static_assert(kTileM % 16 == 0 && kTileM <= 256, "tokens: a multiple of 16 (two n8 blocks per 8 x 8 x4 store), at most 256");
+static_assert(kTileM % 8 == 0 && kTileM <= 256, "tokens: a multiple of 8 (the wgmma's N; one n8 block per 8 x 8 pair of matrices), at most 256");
 static_assert(kTileK * 2 == 128, "K slices are 128 bytes: one 128-byte swizzle row");
 namespace C = pl_contract::wgmma_tok_main;
 
@@ -81,8 +81,12 @@ __device__ __forceinline__ void mma(float (&d)[kAcc], unsigned long long da, uns
   wgmma_m64n176k16(d, da, db, scale_d);
 #elif TOK_TILE_M == 160
   wgmma_m64n160k16(d, da, db, scale_d);
+#elif TOK_TILE_M == 152
+  wgmma_m64n152k16(d, da, db, scale_d);
 #elif TOK_TILE_M == 144
   wgmma_m64n144k16(d, da, db, scale_d);
+#elif TOK_TILE_M == 136
+  wgmma_m64n136k16(d, da, db, scale_d);
 #elif TOK_TILE_M == 128
   wgmma_m64n128k16(d, da, db, scale_d);
 #elif TOK_TILE_M == 64
@@ -110,12 +114,23 @@ __device__ __forceinline__ void stmatrix_x4_trans(unsigned addr, unsigned r0, un
                : "memory");
 }
 // Accumulator register 4 j + 2 h + e: W row 16 warp + 8 h + lane / 4, token 8 j + 2 (lane % 4) + e.
+// As stmatrix_x4_trans, two matrices: lanes 0-15 give the addresses (matrix lane / 8).
+__device__ __forceinline__ void stmatrix_x2_trans(unsigned addr, unsigned r0, unsigned r1) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 [%0], {%1, %2};" ::"r"(addr), "r"(r0), "r"(r1) : "memory");
+}
 // One x4 store covers n8 blocks j and j + 1, both halves h: matrix m = 2 (j' - j) + h; its row q
-// (token 8 j' + q) holds W rows 16 warp + 8 h + (0..7), chunk 2 warp + h of the panel's row.
+// (token 8 j' + q) holds W rows 16 warp + 8 h + (0..7), chunk 2 warp + h of the panel's row. With an
+// odd count of n8 blocks (136 / 152 tokens: 17 / 19) the last block is one x2 store (matrix h).
 __device__ __forceinline__ void store_panel(unsigned panel, const float (&d)[kAcc], unsigned warp, unsigned lane) {
   const unsigned m = lane >> 3, q = lane & 7u;
+  constexpr unsigned kPairs = kTileM / 16u;
+  if constexpr (kTileM % 16u != 0) {
+    constexpr unsigned j = 2u * kPairs;
+    const unsigned token = 8u * j + q, chunk = 2u * warp + (m & 1u);
+    stmatrix_x2_trans(panel + pl::sw128_offset(token, chunk), pack_bf16(d[4 * j], d[4 * j + 1]), pack_bf16(d[4 * j + 2], d[4 * j + 3]));
+  }
 #pragma unroll
-  for (unsigned j = 0; j < kTileM / 8u; j += 2) {
+  for (unsigned j = 0; j < 2u * kPairs; j += 2) {
     const unsigned token = 8u * (j + (m >> 1)) + q, chunk = 2u * warp + (m & 1u);
     stmatrix_x4_trans(panel + pl::sw128_offset(token, chunk), pack_bf16(d[4 * j], d[4 * j + 1]),
                       pack_bf16(d[4 * j + 2], d[4 * j + 3]), pack_bf16(d[4 * j + 4], d[4 * j + 5]),
