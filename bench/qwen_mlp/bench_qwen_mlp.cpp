@@ -561,7 +561,9 @@ constexpr const char* kVariants[] = {"fused", "fused-control", "fused-medium", "
                                      "gemm-tok144w-sk", "gemm-tok144w-sk-control", "gemm-tok144w-splitk",
                                      "gemm-tok144w-splitk-control", "fused-tok144w-splitk", "fused-tok144w-splitk-control",
                                      "gemm-tok144w-splitk-g8", "gemm-tok144w-splitk-g8-control", "fused-tok144w-splitk-g8",
-                                     "fused-tok144w-splitk-g8-control"};
+                                     "fused-tok144w-splitk-g8-control", "gemm-tok136-sk", "gemm-tok136-sk-control",
+                                     "gemm-tok136-splitk", "gemm-tok136-splitk-control", "gemm-tok152-sk",
+                                     "gemm-tok152-sk-control", "gemm-tok152-splitk", "gemm-tok152-splitk-control"};
 constexpr int kNumVariants = sizeof(kVariants) / sizeof(kVariants[0]);
 
 constexpr char kUsage[] =

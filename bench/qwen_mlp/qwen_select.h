@@ -218,6 +218,16 @@ constexpr unsigned kSharesPieces = 10, kSharesPiecesMax = 16;
 // GEMM 0.966 / 0.975 / 0.976 / 0.987 (faster) at 3730 / 4150 / 5150 / 6030, 0.991 (noise) at 7320; fused
 // 0.986 / 0.982 / 0.988 (faster) at 3730 / 5150 / 7320, 0.999 / 0.998 (noise) at 4150 / 6030.
 constexpr double kWideFactor = 1.03, kWideMaxXBytes = 32.0 * 1024 * 1024, kWideG8Factor = 1.05;
+// Session 31, fixed before the run that confirms it (results/s31/c1), from the probe in results/s31/p1:
+// the 136- and 152-token tiles (an odd count of n8 blocks; the plain GEMM only, the SwiGLU's out stages
+// being 16 rows) / the 144- and 160-token picks at M = 130-304 were 0.974-1.001 (faster at 136 / 152 /
+// 264 / 272 / 300 / 304 by 1.4-3.5%, within noise at 130 / 150), and their time per padded token
+// 1.016-1.054 x the wider tile's (median 1.034): the W rows a token tile streams do not shrink with
+// it. So a narrow tile competes with its padded tokens x kNarrowTokenFactor: taken where it pads about
+// 3.5% fewer tokens, and only in place of the tile 8 tokens wider (the comparison measured; against wider
+// tiles a narrow one streams W for more token tiles) up to M = 1024: the GEMM at 129-136, 145-152, 257-272,
+// 289-304, 449-456 and 897-912; never where the 256-column tile was taken (the check above comes first).
+constexpr double kNarrowTokenFactor = 1.035;
 inline bool split_k_plan(double tiles, unsigned sms) {
   const unsigned last = unsigned(tiles) % sms;
   return tiles >= 8.0 * sms || (last > 0 && sms / last >= kSharesPieces && sms / last <= kSharesPiecesMax);
@@ -250,6 +260,25 @@ inline const Candidate* token_tile(const std::string& kind, unsigned M, unsigned
       if (!k.probe && k.label == kind + "-tok144w-splitk" && k.tile_m == 144 &&
           split_k_plan(double((M + 143) / 144) * double((kInter + k.tile_n - 1) / k.tile_n), sms))
         return &k;
+  // session 31: the 136- / 152-token tiles (the GEMM's only) in place of the 144- / 160-token pick (the
+  // tile 8 tokens wider, the one they were measured against) up to M = 1024, where kNarrowTokenFactor x
+  // their padded tokens is below the pick's
+  if (!pick || M > 1024) return pick;
+  for (const unsigned T : {136u, 152u})
+    for (const Candidate& k : kernels) {
+      if (k.probe || k.tile_m != T || pick->tile_m != T + 8) continue;
+      const double tiles = double((M + T - 1) / T) * double((kInter + k.tile_n - 1) / k.tile_n);
+      const std::string splitk = kind + "-tok" + std::to_string(T) + "-splitk";
+      bool have_splitk = false;
+      for (const Candidate& o : kernels) have_splitk |= !o.probe && o.label == splitk && o.tile_m == T;
+      const bool want_splitk = tiles >= 8.0 * sms || (split_k_plan(tiles, sms) && have_splitk);
+      if (k.label != (want_splitk ? splitk : kind + "-tok" + std::to_string(T) + "-sk")) continue;
+      const unsigned padded = (M + T - 1) / T * T;
+      if (kNarrowTokenFactor * padded < pick_padded) {
+        cost = (kind == "gemm" ? 1.06 : 1.09) * kNarrowTokenFactor * tiles / sms * T / 2.0;
+        return &k;
+      }
+    }
   return pick;
 }
 

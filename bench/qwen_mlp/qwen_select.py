@@ -14,6 +14,7 @@ HIDDEN = 5120  # K: X's row length
 TOKEN_MAX_X_BYTES = 25 * 1024 * 1024  # session 29: above M = 1024 the token tile only while X fits in half the L2
 WIDE_FACTOR, WIDE_MAX_X_BYTES = 1.03, 32 * 1024 * 1024  # session 30: the 256-column 144-token tile above M = 1024
 WIDE_G8_FACTOR = 1.05  # session 30: the same tile in bands of 8 token tiles (_g8) above 32 MiB of X
+NARROW_TOKEN_FACTOR = 1.035  # session 31: the 136- / 152-token tiles (the GEMM's) against the wider token tiles
 
 VARIANTS = ["fused", "fused_medium", "fused_narrow", "fused_small", "gemm", "gemm_medium", "gemm_narrow", "gemm_small"]
 # The other kernels the benches load where present; select() below names the ones it may take (e.g.
@@ -27,7 +28,8 @@ EXTRA = ["gemm_sw", "fused_sw", "gemm_cluster_sw", "fused_cluster_sw", "gemm_sw_
          "gemm_tok176_splitk", "fused_tok144_sk", "fused_tok144_splitk", "fused_tok160_sk", "fused_tok160_splitk",
          "fused_tok176_sk", "fused_tok176_splitk", "gemm_tok208_sk", "gemm_tok208_splitk", "fused_tok208_sk",
          "fused_tok208_splitk", "gemm_tok224_sk", "fused_tok224_sk", "gemm_tok144w_sk", "gemm_tok144w_splitk", "fused_tok144w_splitk",
-         "gemm_tok144w_splitk_g8", "fused_tok144w_splitk_g8"]
+         "gemm_tok144w_splitk_g8", "fused_tok144w_splitk_g8", "gemm_tok136_sk", "gemm_tok136_splitk", "gemm_tok152_sk",
+         "gemm_tok152_splitk"]
 
 
 def split_k_plan(tiles, sms: int) -> bool:
@@ -69,8 +71,26 @@ def token_tile(ks, kind: str, M: int, sms: int):
     w = "%s_tok144w_splitk" % kind
     if pick == "%s_tok144_splitk" % kind and w in ks and ks[w].fact("tile_m") == 144 and \
             split_k_plan(math.ceil(M / 144) * math.ceil(INTER / ks[w].fact("tile_n")), sms):
-        pick = w
-    return None if pick is None else (pick, cost)
+        return (w, cost)
+    # session 31 (the C++ rule, where kNarrowTokenFactor is explained): the 136- / 152-token tiles (the
+    # GEMM's only) in place of the 144- / 160-token pick up to M = 1024, where NARROW_TOKEN_FACTOR x their
+    # padded tokens is below the pick's
+    if pick is None or M > 1024:
+        return None if pick is None else (pick, cost)
+    for T in (136, 152):
+        for name in ("%s_tok%d_sk" % (kind, T), "%s_tok%d_splitk" % (kind, T)):
+            if name not in ks or ks[name].fact("tile_m") != T or ks[pick].fact("tile_m") != T + 8:
+                continue
+            tiles = math.ceil(M / T) * math.ceil(INTER / ks[name].fact("tile_n"))
+            splitk = "%s_tok%d_splitk" % (kind, T)
+            have_splitk = splitk in ks and ks[splitk].fact("tile_m") == T
+            want_splitk = tiles >= 8 * sms or (split_k_plan(tiles, sms) and have_splitk)
+            if name != "%s_tok%d_%s" % (kind, T, "splitk" if want_splitk else "sk"):
+                continue
+            padded = math.ceil(M / T) * T
+            if NARROW_TOKEN_FACTOR * padded < pick_padded:
+                return (name, (1.06 if kind == "gemm" else 1.09) * NARROW_TOKEN_FACTOR * tiles / sms * T / 2.0)
+    return (pick, cost)
 
 
 def select(ks, kind: str, M: int, sms: int) -> str:
