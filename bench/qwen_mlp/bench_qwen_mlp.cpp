@@ -563,7 +563,10 @@ constexpr const char* kVariants[] = {"fused", "fused-control", "fused-medium", "
                                      "gemm-tok144w-splitk-g8", "gemm-tok144w-splitk-g8-control", "fused-tok144w-splitk-g8",
                                      "fused-tok144w-splitk-g8-control", "gemm-tok136-sk", "gemm-tok136-sk-control",
                                      "gemm-tok136-splitk", "gemm-tok136-splitk-control", "gemm-tok152-sk",
-                                     "gemm-tok152-sk-control", "gemm-tok152-splitk", "gemm-tok152-splitk-control"};
+                                     "gemm-tok152-sk-control", "gemm-tok152-splitk", "gemm-tok152-splitk-control", "fused-tok136-sk",
+                                     "fused-tok136-sk-control", "fused-tok136-splitk", "fused-tok136-splitk-control",
+                                     "fused-tok152-sk", "fused-tok152-sk-control", "fused-tok152-splitk",
+                                     "fused-tok152-splitk-control"};
 constexpr int kNumVariants = sizeof(kVariants) / sizeof(kVariants[0]);
 
 constexpr char kUsage[] =

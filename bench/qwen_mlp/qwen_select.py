@@ -14,7 +14,7 @@ HIDDEN = 5120  # K: X's row length
 TOKEN_MAX_X_BYTES = 25 * 1024 * 1024  # session 29: above M = 1024 the token tile only while X fits in half the L2
 WIDE_FACTOR, WIDE_MAX_X_BYTES = 1.03, 32 * 1024 * 1024  # session 30: the 256-column 144-token tile above M = 1024
 WIDE_G8_FACTOR = 1.05  # session 30: the same tile in bands of 8 token tiles (_g8) above 32 MiB of X
-NARROW_TOKEN_FACTOR = 1.035  # session 31: the 136- / 152-token tiles (the GEMM's) against the wider token tiles
+NARROW_TOKEN_FACTOR = 1.035  # session 31: the 136- / 152-token tiles against the 144- / 160-token tiles
 
 VARIANTS = ["fused", "fused_medium", "fused_narrow", "fused_small", "gemm", "gemm_medium", "gemm_narrow", "gemm_small"]
 # The other kernels the benches load where present; select() below names the ones it may take (e.g.
@@ -29,7 +29,7 @@ EXTRA = ["gemm_sw", "fused_sw", "gemm_cluster_sw", "fused_cluster_sw", "gemm_sw_
          "fused_tok176_sk", "fused_tok176_splitk", "gemm_tok208_sk", "gemm_tok208_splitk", "fused_tok208_sk",
          "fused_tok208_splitk", "gemm_tok224_sk", "fused_tok224_sk", "gemm_tok144w_sk", "gemm_tok144w_splitk", "fused_tok144w_splitk",
          "gemm_tok144w_splitk_g8", "fused_tok144w_splitk_g8", "gemm_tok136_sk", "gemm_tok136_splitk", "gemm_tok152_sk",
-         "gemm_tok152_splitk"]
+         "gemm_tok152_splitk", "fused_tok136_sk", "fused_tok136_splitk", "fused_tok152_sk", "fused_tok152_splitk"]
 
 
 def split_k_plan(tiles, sms: int) -> bool:
@@ -72,8 +72,8 @@ def token_tile(ks, kind: str, M: int, sms: int):
     if pick == "%s_tok144_splitk" % kind and w in ks and ks[w].fact("tile_m") == 144 and \
             split_k_plan(math.ceil(M / 144) * math.ceil(INTER / ks[w].fact("tile_n")), sms):
         return (w, cost)
-    # session 31 (the C++ rule, where kNarrowTokenFactor is explained): the 136- / 152-token tiles (the
-    # GEMM's only) in place of the 144- / 160-token pick up to M = 1024, where NARROW_TOKEN_FACTOR x their
+    # session 31 (the C++ rule, where kNarrowTokenFactor is explained): the 136- / 152-token tiles (both
+    # kinds, where the links are there) in place of the 144- / 160-token pick up to M = 1024, where NARROW_TOKEN_FACTOR x their
     # padded tokens is below the pick's
     if pick is None or M > 1024:
         return None if pick is None else (pick, cost)

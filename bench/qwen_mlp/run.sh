@@ -57,7 +57,9 @@ for k in fused fused_control fused_medium fused_medium_control fused_narrow fuse
          fused_tok144w_splitk fused_tok144w_splitk_control \
          gemm_tok144w_splitk_g8 gemm_tok144w_splitk_g8_control fused_tok144w_splitk_g8 fused_tok144w_splitk_g8_control \
          gemm_tok136_sk gemm_tok136_sk_control gemm_tok136_splitk gemm_tok136_splitk_control \
-         gemm_tok152_sk gemm_tok152_sk_control gemm_tok152_splitk gemm_tok152_splitk_control; do
+         gemm_tok152_sk gemm_tok152_sk_control gemm_tok152_splitk gemm_tok152_splitk_control \
+         fused_tok136_sk fused_tok136_sk_control fused_tok136_splitk fused_tok136_splitk_control \
+         fused_tok152_sk fused_tok152_sk_control fused_tok152_splitk fused_tok152_splitk_control; do
   add "--${k//_/-}" "$k"
 done
 # Timed and checked beside the others, never selected (--probe): the ping-pong GEMM (session 12),

@@ -21,7 +21,8 @@ for k in fused_small16 gemm_small16 fused_medium_swf gemm_medium_s4 gemm_n112 ge
          gemm_tok176_sk gemm_tok176_splitk fused_tok144_sk fused_tok144_splitk fused_tok160_sk fused_tok160_splitk \
          fused_tok176_sk fused_tok176_splitk gemm_tok208_sk gemm_tok208_splitk fused_tok208_sk fused_tok208_splitk \
          gemm_tok224_sk fused_tok224_sk gemm_tok144w_splitk fused_tok144w_splitk gemm_tok144w_splitk_g8 \
-         fused_tok144w_splitk_g8 gemm_tok136_sk gemm_tok136_splitk gemm_tok152_sk gemm_tok152_splitk; do
+         fused_tok144w_splitk_g8 gemm_tok136_sk gemm_tok136_splitk gemm_tok152_sk gemm_tok152_splitk \
+         fused_tok136_sk fused_tok136_splitk fused_tok152_sk fused_tok152_splitk; do
   if [ ! -f "$K/$k.cubin" ] || [ ! -f "$K/$k.map" ]; then
     echo "run_sustained.sh: FAIL: $K/$k.cubin or .map does not exist (build the examples first)"
     exit 2

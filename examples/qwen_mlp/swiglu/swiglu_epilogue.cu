@@ -18,13 +18,20 @@
 #ifndef SWIGLU_ROWS16
 #define SWIGLU_ROWS16 0
 #endif
+#ifndef SWIGLU_ROWS8
+#define SWIGLU_ROWS8 0
+#endif
 // With -DSWIGLU_PANELS=2 (contract_pp.toml, header swiglu_epilogue_sw2.contract.h) "acc" is two
 // such panels, gate p0 and up p1 (the ping-pong main loop's tile); tile_n = 64.
 // Both, -DSWIGLU_PANELS=2 -DSWIGLU_ROWS16=1 (contract_tok.toml, header swiglu_epilogue_sw2r16.contract.h):
 // the token-tile main loop's two panels (tile_m = 144 / 160 / 176 / 208) into 16-row "out" stages.
 // -DSWIGLU_PANELS=1 -DSWIGLU_ROWS16=1 (contract_tokw.toml, header swiglu_epilogue_swr16.contract.h): the
 // 256-column token tile's four panels (tile_m = 144, tile_n = 128) into 16-row "out" stages.
-#if SWIGLU_PANELS == 2 && SWIGLU_ROWS16
+// -DSWIGLU_PANELS=2 -DSWIGLU_ROWS8=1 (contract_tok_r8.toml, header swiglu_epilogue_sw2r8.contract.h; session
+// 31): the same two panels for the 136- / 152-token tiles (tile_m a multiple of 8) into 8-row "out" stages.
+#if SWIGLU_PANELS == 2 && SWIGLU_ROWS8
+#include "swiglu_epilogue_sw2r8.contract.h"  // pipelink header contract_tok_r8.toml
+#elif SWIGLU_PANELS == 2 && SWIGLU_ROWS16
 #include "swiglu_epilogue_sw2r16.contract.h"  // pipelink header contract_tok.toml
 #elif SWIGLU_PANELS == 2
 #include "swiglu_epilogue_sw2.contract.h"  // pipelink header contract_pp.toml
@@ -43,7 +50,7 @@ PL_FACT_DECL(unsigned, tile_n);
 
 namespace swiglu_epilogue {
 namespace C = pl_contract::swiglu_epilogue_main;
-constexpr unsigned kOutRows = C::Out_out::tensor::tile::rows;  // 64, or 16 (SWIGLU_ROWS16)
+constexpr unsigned kOutRows = C::Out_out::tensor::tile::rows;  // 64, 16 (SWIGLU_ROWS16) or 8 (SWIGLU_ROWS8)
 
 __device__ __forceinline__ float bf16_lo(unsigned v) { return __uint_as_float(v << 16); }
 __device__ __forceinline__ float bf16_hi(unsigned v) { return __uint_as_float(v & 0xFFFF0000u); }
