@@ -26,7 +26,7 @@ HEADERS=(
   "$E/qwen_mlp/store/tma_store_sw.contract.h|$E/qwen_mlp/store/contract_sw.toml"
   "$E/qwen_mlp/mma/wgmma_gu_pp.contract.h|$E/qwen_mlp/mma/contract_pp.toml"
   "$E/qwen_mlp/store/tma_store_sw2.contract.h|$E/qwen_mlp/store/contract_pp.toml"
-  "$E/qwen_mlp/mma/wgmma_tok.contract.h|$E/qwen_mlp/mma/contract_tok160.toml $E/qwen_mlp/mma/contract_tok144_sk.toml $E/qwen_mlp/mma/contract_tok160_sk.toml $E/qwen_mlp/mma/contract_tok176_sk.toml $E/qwen_mlp/mma/contract_tok208_sk.toml $E/qwen_mlp/mma/contract_tok224_sk.toml $E/qwen_mlp/mma/contract_tok136_sk.toml $E/qwen_mlp/mma/contract_tok152_sk.toml"
+  "$E/qwen_mlp/mma/wgmma_tok.contract.h|$E/qwen_mlp/mma/contract_tok160.toml $E/qwen_mlp/mma/contract_tok144_sk.toml $E/qwen_mlp/mma/contract_tok160_sk.toml $E/qwen_mlp/mma/contract_tok176_sk.toml $E/qwen_mlp/mma/contract_tok208_sk.toml $E/qwen_mlp/mma/contract_tok224_sk.toml $E/qwen_mlp/mma/contract_tok136_sk.toml $E/qwen_mlp/mma/contract_tok152_sk.toml $E/qwen_mlp/mma/contract_tok168_sk.toml $E/qwen_mlp/mma/contract_tok200_sk.toml $E/qwen_mlp/mma/contract_tok216_sk.toml"
   "$E/qwen_mlp/mma/wgmma_tok_w.contract.h|$E/qwen_mlp/mma/contract_tok144w_sk.toml"
   "$E/qwen_mlp/swiglu/swiglu_epilogue_swr16.contract.h|$E/qwen_mlp/swiglu/contract_tokw.toml"
   "$E/qwen_mlp/swiglu/swiglu_epilogue_sw2.contract.h|$E/qwen_mlp/swiglu/contract_pp.toml"

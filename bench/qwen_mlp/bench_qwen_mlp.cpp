@@ -566,7 +566,14 @@ constexpr const char* kVariants[] = {"fused", "fused-control", "fused-medium", "
                                      "gemm-tok152-sk-control", "gemm-tok152-splitk", "gemm-tok152-splitk-control", "fused-tok136-sk",
                                      "fused-tok136-sk-control", "fused-tok136-splitk", "fused-tok136-splitk-control",
                                      "fused-tok152-sk", "fused-tok152-sk-control", "fused-tok152-splitk",
-                                     "fused-tok152-splitk-control"};
+                                     "fused-tok152-splitk-control",
+                                     "gemm-tok168-sk", "gemm-tok168-sk-control", "gemm-tok168-splitk",
+                                     "gemm-tok168-splitk-control", "fused-tok168-sk", "fused-tok168-sk-control",
+                                     "fused-tok168-splitk", "fused-tok168-splitk-control", "gemm-tok200-sk",
+                                     "gemm-tok200-sk-control", "gemm-tok200-splitk", "gemm-tok200-splitk-control",
+                                     "fused-tok200-sk", "fused-tok200-sk-control", "fused-tok200-splitk",
+                                     "fused-tok200-splitk-control", "gemm-tok216-sk", "gemm-tok216-sk-control",
+                                     "fused-tok216-sk", "fused-tok216-sk-control"};
 constexpr int kNumVariants = sizeof(kVariants) / sizeof(kVariants[0]);
 
 constexpr char kUsage[] =

@@ -221,17 +221,23 @@ constexpr double kWideFactor = 1.03, kWideMaxXBytes = 32.0 * 1024 * 1024, kWideG
 // Session 31, fixed before the run that confirms it (results/s31/c1), from the probe in results/s31/p1:
 // the 136- and 152-token tiles (an odd count of n8 blocks; probed as the plain GEMM) / the 144- and
 // 160-token picks were 0.966-0.986 (faster) at M = 136 / 152 / 264 / 272 / 300 / 304 and 1.001 / 1.017
-// (noise) at 130 / 150, and their time per padded token
-// 1.016-1.054 x the wider tile's (median 1.034): the W rows a token tile streams do not shrink with
-// it. So a narrow tile competes with its padded tokens x kNarrowTokenFactor: taken where it pads about
-// 3.5% fewer tokens, and only in place of the tile 8 tokens wider (the comparison measured; against wider
-// tiles a narrow one streams W for more token tiles) up to M = 1024: the GEMM at 129-136, 145-152, 257-272,
-// 289-304, 449-456 and 897-912; never where the 256-column tile was taken (the check above comes first).
+// (noise) at 130 / 150, and their time per padded token 1.016-1.053 x the wider tile's (from the median
+// times; median 1.033): the W rows a token tile streams do not shrink with it. So a narrow tile competes
+// with its padded tokens x kNarrowTokenFactor, only in place of the tile 8 tokens wider (the comparison
+// measured; against wider tiles a narrow one streams W for more token tiles) and up to M = 1024. At the
+// same count of token tiles it pads 3.7-5.9% fewer tokens than that tile (224 / 216 ... 144 / 136), so it
+// is taken wherever it needs no more token tiles: the factor decides only its cost against the 128-row
+// tiles (select()). The GEMM at 129-136, 145-152, 257-272, 289-304, 449-456 and 897-912; never where the
+// 256-column tile was taken (the check above comes first).
 // Held out (results/s31/c1, 8 M never measured, the new pick / the old): 0.951-0.987 (faster) at 131 / 262 /
 // 268 / 296 / 452 / 905, 1.002 / 0.998 (noise) at 134 / 147. Their fused twins (the SwiGLU in 8-row out
 // stages, built after that run) take the same rule, with the same factor, fixed before the run that
 // measures them (results/s31/c2): 129-136, 145-152, 257-272, 289-304, and by their cost against the
-// 128-row tiles 449-456 (0.6% below fused-n112-swf's) and 897-912 (0.06% below fused-medium-swf's).
+// 128-row tiles 449-456 (0.6% below fused-n112-swf's) and 897-912 (0.07% below fused-medium-swf's).
+// Held out (results/s31/c2): 0.932-0.979 (faster) at 136 / 293 / 302 / 450 / 910, within noise at 132 / 149
+// / 265. Then, fixed before the run that confirms it (results/s31/c3), the same rule and factor for 168 /
+// 200 / 216 tokens in place of 176 / 208 / 224 (216 stream-k only, 3 stages, as 224): both kinds at 161-168,
+// 177-200, 209-216, 321-336, 385-400, 641-672, the GEMM also at 577-600.
 constexpr double kNarrowTokenFactor = 1.035;
 inline bool split_k_plan(double tiles, unsigned sms) {
   const unsigned last = unsigned(tiles) % sms;
@@ -265,11 +271,11 @@ inline const Candidate* token_tile(const std::string& kind, unsigned M, unsigned
       if (!k.probe && k.label == kind + "-tok144w-splitk" && k.tile_m == 144 &&
           split_k_plan(double((M + 143) / 144) * double((kInter + k.tile_n - 1) / k.tile_n), sms))
         return &k;
-  // session 31: the 136- / 152-token tiles (the GEMM's; the fused twins' since their links) in place of the 144- / 160-token pick (the
-  // tile 8 tokens wider, the one they were measured against) up to M = 1024, where kNarrowTokenFactor x
-  // their padded tokens is below the pick's
+  // session 31: the 136- / 152-token tiles in place of the 144- / 160-token pick (the tile 8 tokens
+  // wider, the one they were measured against) up to M = 1024, where kNarrowTokenFactor x their padded
+  // tokens is below the pick's; later in the session 168 / 200 / 216 in place of 176 / 208 / 224
   if (!pick || M > 1024) return pick;
-  for (const unsigned T : {136u, 152u})
+  for (const unsigned T : {136u, 152u, 168u, 200u, 216u})
     for (const Candidate& k : kernels) {
       if (k.probe || k.tile_m != T || pick->tile_m != T + 8) continue;
       const double tiles = double((M + T - 1) / T) * double((kInter + k.tile_n - 1) / k.tile_n);

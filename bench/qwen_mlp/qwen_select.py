@@ -14,7 +14,7 @@ HIDDEN = 5120  # K: X's row length
 TOKEN_MAX_X_BYTES = 25 * 1024 * 1024  # session 29: above M = 1024 the token tile only while X fits in half the L2
 WIDE_FACTOR, WIDE_MAX_X_BYTES = 1.03, 32 * 1024 * 1024  # session 30: the 256-column 144-token tile above M = 1024
 WIDE_G8_FACTOR = 1.05  # session 30: the same tile in bands of 8 token tiles (_g8) above 32 MiB of X
-NARROW_TOKEN_FACTOR = 1.035  # session 31: the 136- / 152-token tiles against the 144- / 160-token tiles
+NARROW_TOKEN_FACTOR = 1.035  # session 31: a token tile against the one 8 tokens wider (136 / 144, ..., 216 / 224)
 
 VARIANTS = ["fused", "fused_medium", "fused_narrow", "fused_small", "gemm", "gemm_medium", "gemm_narrow", "gemm_small"]
 # The other kernels the benches load where present; select() below names the ones it may take (e.g.
@@ -29,7 +29,8 @@ EXTRA = ["gemm_sw", "fused_sw", "gemm_cluster_sw", "fused_cluster_sw", "gemm_sw_
          "fused_tok176_sk", "fused_tok176_splitk", "gemm_tok208_sk", "gemm_tok208_splitk", "fused_tok208_sk",
          "fused_tok208_splitk", "gemm_tok224_sk", "fused_tok224_sk", "gemm_tok144w_sk", "gemm_tok144w_splitk", "fused_tok144w_splitk",
          "gemm_tok144w_splitk_g8", "fused_tok144w_splitk_g8", "gemm_tok136_sk", "gemm_tok136_splitk", "gemm_tok152_sk",
-         "gemm_tok152_splitk", "fused_tok136_sk", "fused_tok136_splitk", "fused_tok152_sk", "fused_tok152_splitk"]
+         "gemm_tok152_splitk", "fused_tok136_sk", "fused_tok136_splitk", "fused_tok152_sk", "fused_tok152_splitk",
+         "gemm_tok168_sk", "gemm_tok168_splitk", "fused_tok168_sk", "fused_tok168_splitk", "gemm_tok200_sk", "gemm_tok200_splitk", "fused_tok200_sk", "fused_tok200_splitk", "gemm_tok216_sk", "fused_tok216_sk"]
 
 
 def split_k_plan(tiles, sms: int) -> bool:
@@ -46,7 +47,8 @@ def token_tile(ks, kind: str, M: int, sms: int):
     under stream-k (_sk) when its tiles fill fewer than 8 rounds, else split-k (_splitk); returns
     (name, cost) with cost = f * tiles / SMs * T / 2 in the 128-row rule's units (f = 1.06 for the
     GEMM since session 23, 1.09 for the fused kernel up to M = 1024, 1.06 above), or None where it does not apply or the kernel
-    is absent."""
+    is absent. Session 31: then up to M = 1024 the tile 8 tokens narrower (136 / 152 / 168 / 200 / 216 in place of 144 /
+    160 / 176 / 208 / 224) where NARROW_TOKEN_FACTOR x its padded tokens is below the pick's, with its cost times that factor."""
     if kind not in ("gemm", "fused") or M <= 64:
         return None
     pick, pick_padded, cost = None, 0, 0.0
@@ -72,12 +74,12 @@ def token_tile(ks, kind: str, M: int, sms: int):
     if pick == "%s_tok144_splitk" % kind and w in ks and ks[w].fact("tile_m") == 144 and \
             split_k_plan(math.ceil(M / 144) * math.ceil(INTER / ks[w].fact("tile_n")), sms):
         return (w, cost)
-    # session 31 (the C++ rule, where kNarrowTokenFactor is explained): the 136- / 152-token tiles (both
-    # kinds, where the links are there) in place of the 144- / 160-token pick up to M = 1024, where NARROW_TOKEN_FACTOR x their
-    # padded tokens is below the pick's
+    # session 31 (the C++ rule, where kNarrowTokenFactor is explained): the 136- / 152- / 168- / 200- /
+    # 216-token tiles (both kinds, where the links are there) in place of the pick 8 tokens wider up to
+    # M = 1024, where NARROW_TOKEN_FACTOR x their padded tokens is below the pick's
     if pick is None or M > 1024:
         return None if pick is None else (pick, cost)
-    for T in (136, 152):
+    for T in (136, 152, 168, 200, 216):
         for name in ("%s_tok%d_sk" % (kind, T), "%s_tok%d_splitk" % (kind, T)):
             if name not in ks or ks[name].fact("tile_m") != T or ks[pick].fact("tile_m") != T + 8:
                 continue

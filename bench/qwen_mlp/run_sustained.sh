@@ -22,7 +22,9 @@ for k in fused_small16 gemm_small16 fused_medium_swf gemm_medium_s4 gemm_n112 ge
          fused_tok176_sk fused_tok176_splitk gemm_tok208_sk gemm_tok208_splitk fused_tok208_sk fused_tok208_splitk \
          gemm_tok224_sk fused_tok224_sk gemm_tok144w_splitk fused_tok144w_splitk gemm_tok144w_splitk_g8 \
          fused_tok144w_splitk_g8 gemm_tok136_sk gemm_tok136_splitk gemm_tok152_sk gemm_tok152_splitk \
-         fused_tok136_sk fused_tok136_splitk fused_tok152_sk fused_tok152_splitk; do
+         fused_tok136_sk fused_tok136_splitk fused_tok152_sk fused_tok152_splitk \
+         gemm_tok168_sk gemm_tok168_splitk fused_tok168_sk fused_tok168_splitk gemm_tok200_sk \
+         gemm_tok200_splitk fused_tok200_sk fused_tok200_splitk gemm_tok216_sk fused_tok216_sk; do
   if [ ! -f "$K/$k.cubin" ] || [ ! -f "$K/$k.map" ]; then
     echo "run_sustained.sh: FAIL: $K/$k.cubin or .map does not exist (build the examples first)"
     exit 2

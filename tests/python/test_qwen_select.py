@@ -34,6 +34,16 @@ TILES = {
     "gemm_tok144w_splitk_g8": (144, 128), "fused_tok144w_splitk_g8": (144, 128),
     "gemm_tok136_sk": (136, 64), "gemm_tok136_splitk": (136, 64), "gemm_tok152_sk": (152, 64), "gemm_tok152_splitk": (152, 64),
     "fused_tok136_sk": (136, 64), "fused_tok136_splitk": (136, 64), "fused_tok152_sk": (152, 64), "fused_tok152_splitk": (152, 64),
+    "gemm_tok168_sk": (168, 64),
+    "gemm_tok168_splitk": (168, 64),
+    "fused_tok168_sk": (168, 64),
+    "fused_tok168_splitk": (168, 64),
+    "gemm_tok200_sk": (200, 64),
+    "gemm_tok200_splitk": (200, 64),
+    "fused_tok200_sk": (200, 64),
+    "fused_tok200_splitk": (200, 64),
+    "gemm_tok216_sk": (216, 64),
+    "fused_tok216_sk": (216, 64),
 }
 TOK = [n for n in TILES if "_tok" in n]
 SUSTAINED = ["fused_small16", "gemm_small16", "fused_medium_swf", "gemm_medium_s4", "gemm_n112", "gemm_n120",
@@ -67,7 +77,31 @@ def py(names, sms=132, lo=1, hi=8192):
     return {(kind, M): Q.select(ks, kind, M, sms) for kind in ("fused", "gemm") for M in range(lo, hi + 1)}
 
 
+def cpp_token_costs(names, sms=132, lo=65, hi=4096):
+    args = [CLI, "--sms", str(sms), "--M", f"{lo}-{hi}", "--token-costs"] + \
+        [f"{n.replace('_', '-')}:{TILES[n][0]}:{TILES[n][1]}" for n in names]
+    out = subprocess.run(args, capture_output=True, text=True, check=True).stdout.split("\n")
+    got = {}
+    for line in out:
+        if line:
+            kind, M, label, cost = line.split()
+            got[(kind, int(M))] = None if label == "none" else (label.replace("-", "_"), float(cost))
+    return got
+
+
 class Agree(unittest.TestCase):
+    def test_token_tile_costs(self):
+        # session 31 (helper-64): the token tile's cost, not only the pick, must agree: it decides the
+        # comparison with the 128-row tiles (e.g. the fused 152-token tile at 897-912 by 0.07%)
+        ks = {n: Kernel(n) for n in SUSTAINED}
+        c = cpp_token_costs(SUSTAINED)
+        for (kind, M), want in sorted(c.items()):
+            got = Q.token_tile(ks, kind, M, 132)
+            self.assertEqual(got is None, want is None, f"{kind} at M = {M}: {got} / {want}")
+            if got is not None:
+                self.assertEqual(got[0], want[0], f"{kind} at M = {M}")
+                self.assertAlmostEqual(got[1], want[1], delta=1e-9 * want[1], msg=f"{kind} at M = {M}")
+
     def check_set(self, names):
         c, p = cpp(names), py(names)
         diff = [(k, c[k], p[k]) for k in sorted(c) if c[k] != p[k]]
@@ -95,25 +129,29 @@ class Agree(unittest.TestCase):
         # than 8 rounds). Session 28: two token tiles (800 tiles, 16 pieces per split tile) take split-k
         # where the split-k link is there (the pieces sum in shares; results/s28/c2), so tok224 stays stream-k.
         got, base = py(SUSTAINED), py([n for n in SUSTAINED if n not in TOK])
-        # session 31: the 136- / 152-token tiles in place of the 144- / 160-token ones where they pad 3.5%
-        # fewer tokens (257-272, 289-304), and by their cost against the 128-row tiles (449-456, 897-912)
+        # session 31: the 136- / 152- / 168- / 200-token tiles in place of the tile 8 tokens wider where they
+        # pad 3.5% fewer tokens (257-272, 289-304, 321-336, 385-400, 641-672), and by their cost against the
+        # 128-row tiles (449-456, 897-912)
         fused_want = [((257, 272), "tok136_splitk"), ((273, 288), "tok144_splitk"), ((289, 304), "tok152_splitk"),
-                      ((305, 320), "tok160_splitk"), ((321, 352), "tok176_splitk"),
-                      ((353, 384), "n120"), ((385, 416), "tok208_splitk"), ((417, 432), "tok144_splitk"),
+                      ((305, 320), "tok160_splitk"), ((321, 336), "tok168_splitk"),
+                      ((337, 352), "tok176_splitk"),
+                      ((353, 384), "n120"), ((385, 400), "tok200_splitk"), ((401, 416), "tok208_splitk"), ((417, 432), "tok144_splitk"),
                       ((433, 448), "tok224_sk"), ((449, 456), "tok152_splitk"), ((457, 512), "n112"), ((513, 528), "tok176_splitk"), ((529, 576), "tok144w_splitk"),
-                      ((577, 640), "n112"), ((641, 704), "tok176_splitk"), ((705, 720), "tok144_splitk"),
+                      ((577, 640), "n112"), ((641, 672), "tok168_splitk"), ((673, 704), "tok176_splitk"), ((705, 720), "tok144_splitk"),
                       ((721, 768), "n120"), ((769, 800), "tok160_splitk"), ((801, 832), "tok208_splitk"),
                       ((833, 896), "sw_splitk"), ((897, 912), "tok152_splitk"), ((913, 1024), "medium_s4")]
-        # the GEMM's factor adds 449-480, 577-624, 833-864 and 897-960; session 29: where the GEMM takes
+        # the GEMM's factor adds 457-480, 577-624, 833-864 and 913-960 (session 31: and with the narrow tiles
+        # 449-456, 897-912, both kinds); session 29: where the GEMM takes
         # tok144-splitk and the 256-column 144-token tile's own plan is split-k (4 or 6 token tiles here:
         # 800 / 1200 of its tiles), tok144w-splitk
         gemm_want = [((257, 272), "tok136_splitk"), ((273, 288), "tok144_splitk"), ((289, 304), "tok152_splitk"),
-                     ((305, 320), "tok160_splitk"), ((321, 352), "tok176_splitk"),
-                     ((353, 384), "n120"), ((385, 416), "tok208_splitk"), ((417, 432), "tok144_splitk"),
+                     ((305, 320), "tok160_splitk"), ((321, 336), "tok168_splitk"),
+                      ((337, 352), "tok176_splitk"),
+                     ((353, 384), "n120"), ((385, 400), "tok200_splitk"), ((401, 416), "tok208_splitk"), ((417, 432), "tok144_splitk"),
                      ((433, 448), "tok224_sk"), ((449, 456), "tok152_splitk"), ((457, 480), "tok160_splitk"), ((481, 512), "n112"),
                      ((513, 528), "tok176_splitk"),
-                     ((529, 576), "tok144w_splitk"), ((577, 624), "tok208_splitk"), ((625, 640), "n112"),
-                     ((641, 704), "tok176_splitk"), ((705, 720), "tok144_splitk"), ((721, 768), "n120"),
+                     ((529, 576), "tok144w_splitk"), ((577, 600), "tok200_splitk"), ((601, 624), "tok208_splitk"), ((625, 640), "n112"),
+                     ((641, 672), "tok168_splitk"), ((673, 704), "tok176_splitk"), ((705, 720), "tok144_splitk"), ((721, 768), "n120"),
                      ((769, 800), "tok160_splitk"), ((801, 832), "tok208_splitk"),
                      ((833, 864), "tok144w_splitk"), ((865, 896), "sw_splitk"), ((897, 912), "tok152_splitk"),
                      ((913, 960), "tok160_splitk"),
@@ -126,10 +164,10 @@ class Agree(unittest.TestCase):
                     self.assertEqual(got[(kind, M)], name, f"{kind} at M = {M}")
         # Session 29: one token tile at 129-224 (stream-k: split-k would cut the last 4 tiles into 33
         # pieces, past SHARES_PIECES_MAX), both kinds; the 128-row tile keeps 65-128 and 225-256.
-        # (session 31: the 136- / 152-token tiles at 129-136 / 145-152)
+        # (session 31: the 136- / 152- / 168- / 200- / 216-token tiles at 129-136 / 145-152 / 161-168 / 177-200 / 209-216)
         for kind in ("gemm", "fused"):
-            for (lo, hi), T in (((129, 136), 136), ((137, 144), 144), ((145, 152), 152), ((153, 160), 160), ((161, 176), 176),
-                                ((177, 208), 208), ((209, 224), 224)):
+            for (lo, hi), T in (((129, 136), 136), ((137, 144), 144), ((145, 152), 152), ((153, 160), 160), ((161, 168), 168),
+                                ((169, 176), 176), ((177, 200), 200), ((201, 208), 208), ((209, 216), 216), ((217, 224), 224)):
                 for M in range(lo, hi + 1):
                     self.assertEqual(got[(kind, M)], "%s_tok%d_sk" % (kind, T), f"{kind} at M = {M}")
             for M in list(range(65, 129)) + list(range(225, 257)):
@@ -171,9 +209,9 @@ class Agree(unittest.TestCase):
                                     or (M > 3276 and g == kind + "_tok144w_splitk_g8"), f"{kind} at M = {M}: {g}")
                     # the bands of 8 only above 32 MiB of X, col_major only below
                     self.assertEqual(g.endswith("_g8"), M > 3276, f"{kind} at M = {M}: {g}")
-                    # session 31: the 136- / 152-token tiles only up to 1024, where the 144- / 160-token tile pads
-                    # more than 3.5% more tokens
-                    for T in (136, 152):
+                    # session 31: the 136- / 152- / 168- / 200- / 216-token tiles only up to 1024, where the tile 8
+                    # tokens wider pads more than 3.5% more tokens
+                    for T in (136, 152, 168, 200, 216):
                         if "_tok%d_" % T in g:
                             self.assertTrue(M <= 1024, f"{kind} at M = {M}: {g}")
                             self.assertLess(math.ceil(M / T) * T * Q.NARROW_TOKEN_FACTOR, math.ceil(M / (T + 8)) * (T + 8), f"M = {M}")

@@ -2,7 +2,7 @@
 # Session 31 probe: the plain GEMM on 136- / 152-token tiles (gemm-tok136-*, gemm-tok152-*; probes) beside
 # the rule's pick (named: the 144- / 160-token tile, which pads 8 tokens more per token tile) at one token
 # tile (stream-k: M = 130 / 136 / 150 / 152) and two (split-k, the rule's plan for 800 tiles: 264 / 272 /
-# 300 / 304), sustained, 5 rounds. Read with python3 ../s29/ratios_pick.py r/p*.json (probe / named).
+# 300 / 304), sustained, 5 rounds. Read with python3 ../s29/ratios_pick.py r/p*.json (it prints named / probe).
 set -u
 O=$OUT/r; mkdir -p $O
 K=build/examples/qwen_mlp

@@ -19,7 +19,7 @@
 // (swiglu_epilogue -DSWIGLU_PANELS=2 -DSWIGLU_ROWS16=1) read the two panels: the fused kernel.
 //
 // Compile-time constants (wgmma shapes and register arrays need immediates): -DTOK_TILE_M (the
-// tokens, 32, 48, 64, 128, 136, 144, 152, 160, 176, 208, 224 or 240: gen_wgmma.py's list); tile_n = 64, tile_k = 64. The records below
+// tokens, 32, 48, 64, 128, 136, 144, 152, 160, 168, 176, 200, 208, 216, 224 or 240: gen_wgmma.py's list); tile_n = 64, tile_k = 64. The records below
 // declare them, so an object links only under a contract providing the same values.
 //
 // -DTOK_UNITS=1 (contract_tok*_sk.toml: [tiles] k_extent, k_tile, partial_bytes): walks work units
@@ -75,10 +75,16 @@ __device__ __forceinline__ void mma(float (&d)[kAcc], unsigned long long da, uns
   wgmma_m64n240k16(d, da, db, scale_d);
 #elif TOK_TILE_M == 224
   wgmma_m64n224k16(d, da, db, scale_d);
+#elif TOK_TILE_M == 216
+  wgmma_m64n216k16(d, da, db, scale_d);
 #elif TOK_TILE_M == 208
   wgmma_m64n208k16(d, da, db, scale_d);
+#elif TOK_TILE_M == 200
+  wgmma_m64n200k16(d, da, db, scale_d);
 #elif TOK_TILE_M == 176
   wgmma_m64n176k16(d, da, db, scale_d);
+#elif TOK_TILE_M == 168
+  wgmma_m64n168k16(d, da, db, scale_d);
 #elif TOK_TILE_M == 160
   wgmma_m64n160k16(d, da, db, scale_d);
 #elif TOK_TILE_M == 152
