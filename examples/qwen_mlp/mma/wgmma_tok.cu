@@ -16,7 +16,8 @@
 // of two 64-column panels (tma_store -DTMA_STORE_PANELS=2) writes block i to output columns
 // t.n * 128 + 64 i: the plain GEMM over W's rows in order (the loader's n_step = 128, b_stride = 64).
 // With n_step = 64 and b_stride = I the blocks are a gate and its up block, and the SwiGLU warps
-// (swiglu_epilogue -DSWIGLU_PANELS=2 -DSWIGLU_ROWS16=1) read the two panels: the fused kernel.
+// (swiglu_epilogue -DSWIGLU_PANELS=2 -DSWIGLU_ROWS16=1; -DSWIGLU_ROWS8=1 where tile_m is an odd multiple
+// of 8) read the two panels: the fused kernel.
 //
 // Compile-time constants (wgmma shapes and register arrays need immediates): -DTOK_TILE_M (the
 // tokens, 32, 48, 64, 128, 136, 144, 152, 160, 168, 176, 200, 208, 216, 224 or 240: gen_wgmma.py's list); tile_n = 64, tile_k = 64. The records below

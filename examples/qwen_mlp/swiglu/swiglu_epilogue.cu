@@ -2,7 +2,7 @@
 //
 // Consumer of the "acc" pipe (one bf16 tile [tile_m x 2 tile_n]: gate in columns [0, tile_n),
 // up in [tile_n, 2 tile_n)), producer of the "out" pipe (bf16 [64 x tile_n] stages, two per
-// tile_m = 128 tile; [16 x tile_n] with SWIGLU_ROWS16). For each element h = silu(g) * u =
+// tile_m = 128 tile; [16 x tile_n] with SWIGLU_ROWS16, [8 x tile_n] with SWIGLU_ROWS8). For each element h = silu(g) * u =
 // g / (1 + e^-g) * u in fp32, rounded to bf16: the same arithmetic as a SwiGLU applied to a bf16 GEMM output. 16-byte shared loads and
 // stores, consecutive threads on consecutive 16-byte chunks of a row. Rows at or past M (padding
 // of a partial tile, which the store clips anyway) are skipped.
@@ -24,11 +24,12 @@
 // With -DSWIGLU_PANELS=2 (contract_pp.toml, header swiglu_epilogue_sw2.contract.h) "acc" is two
 // such panels, gate p0 and up p1 (the ping-pong main loop's tile); tile_n = 64.
 // Both, -DSWIGLU_PANELS=2 -DSWIGLU_ROWS16=1 (contract_tok.toml, header swiglu_epilogue_sw2r16.contract.h):
-// the token-tile main loop's two panels (tile_m = 144 / 160 / 176 / 208) into 16-row "out" stages.
+// the token-tile main loop's two panels (tile_m = 144 / 160 / 176 / 208 / 224) into 16-row "out" stages.
 // -DSWIGLU_PANELS=1 -DSWIGLU_ROWS16=1 (contract_tokw.toml, header swiglu_epilogue_swr16.contract.h): the
 // 256-column token tile's four panels (tile_m = 144, tile_n = 128) into 16-row "out" stages.
 // -DSWIGLU_PANELS=2 -DSWIGLU_ROWS8=1 (contract_tok_r8.toml, header swiglu_epilogue_sw2r8.contract.h; session
-// 31): the same two panels for the 136- / 152-token tiles (tile_m a multiple of 8) into 8-row "out" stages.
+// 31): the same two panels for the 136- / 152- / 168- / 200- / 216-token tiles (tile_m an odd multiple of 8)
+// into 8-row "out" stages.
 #if SWIGLU_PANELS == 2 && SWIGLU_ROWS8
 #include "swiglu_epilogue_sw2r8.contract.h"  // pipelink header contract_tok_r8.toml
 #elif SWIGLU_PANELS == 2 && SWIGLU_ROWS16
