@@ -247,23 +247,29 @@ inline const Candidate* token_tile(const std::string& kind, unsigned M, unsigned
                                    double& cost) {
   if ((kind != "gemm" && kind != "fused") || M <= 64) return nullptr;
   const double factor = kind == "gemm" || M > 1024 ? 1.06 : 1.09;
+  // The kind's T-token link its plan takes, and its tiles: split-k from 8 rounds of tiles, and below
+  // where its split tiles have kSharesPieces pieces or more (their pieces sum the partials in shares;
+  // session 28) and at most kSharesPiecesMax (session 29), when the split-k link is there; else stream-k.
+  auto planned = [&](unsigned T, double& tiles) -> const Candidate* {
+    const std::string sk = kind + "-tok" + std::to_string(T) + "-sk", splitk = kind + "-tok" + std::to_string(T) + "-splitk";
+    bool have_splitk = false;
+    for (const Candidate& o : kernels) have_splitk |= !o.probe && o.label == splitk && o.tile_m == T;
+    for (const Candidate& k : kernels) {
+      if (k.probe || k.tile_m != T || (k.label != sk && k.label != splitk)) continue;
+      tiles = double((M + T - 1) / T) * double((kInter + k.tile_n - 1) / k.tile_n);
+      const bool want_splitk = tiles >= 8.0 * sms || (split_k_plan(tiles, sms) && have_splitk);
+      if (k.label == (want_splitk ? splitk : sk)) return &k;
+    }
+    return nullptr;
+  };
   const Candidate* pick = nullptr;
   unsigned pick_padded = 0;
-  for (const unsigned T : {144u, 160u, 176u, 208u, 224u})  // ties to the smaller T
-    for (const Candidate& k : kernels) {
-      if (k.probe || !is_token_tile(k.label) || k.tile_m != T) continue;
-      const double tiles = double((M + T - 1) / T) * double((kInter + k.tile_n - 1) / k.tile_n);
-      const std::string sk = kind + "-tok" + std::to_string(T) + "-sk", splitk = kind + "-tok" + std::to_string(T) + "-splitk";
-      // session 28: split-k also below 8 rounds where its split tiles have kSharesPieces pieces or more
-      // (their pieces sum the partials in shares), when the split-k link is there (session 29: and
-      // at most kSharesPiecesMax pieces)
-      bool have_splitk = false;
-      for (const Candidate& o : kernels) have_splitk |= !o.probe && o.label == splitk && o.tile_m == T;
-      const bool want_splitk = tiles >= 8.0 * sms || (split_k_plan(tiles, sms) && have_splitk);
-      if (k.label != (want_splitk ? splitk : sk)) continue;
-      const unsigned padded = (M + T - 1) / T * T;
-      if (!pick || padded < pick_padded) pick = &k, pick_padded = padded, cost = factor * tiles / sms * T / 2.0;
-    }
+  for (const unsigned T : {144u, 160u, 176u, 208u, 224u}) {  // ties to the smaller T
+    double tiles = 0;
+    const Candidate* k = planned(T, tiles);
+    const unsigned padded = (M + T - 1) / T * T;
+    if (k && (!pick || padded < pick_padded)) pick = k, pick_padded = padded, cost = factor * tiles / sms * T / 2.0;
+  }
   // session 29: the 256-column 144-token tile where its own split-k plan applies (session 30: the
   // fused kernel's too)
   if (pick && pick->label == kind + "-tok144-splitk")
@@ -275,21 +281,14 @@ inline const Candidate* token_tile(const std::string& kind, unsigned M, unsigned
   // wider, the one they were measured against) up to M = 1024, where kNarrowTokenFactor x their padded
   // tokens is below the pick's; later in the session 168 / 200 / 216 in place of 176 / 208 / 224
   if (!pick || M > 1024) return pick;
-  for (const unsigned T : {136u, 152u, 168u, 200u, 216u})
-    for (const Candidate& k : kernels) {
-      if (k.probe || k.tile_m != T || pick->tile_m != T + 8) continue;
-      const double tiles = double((M + T - 1) / T) * double((kInter + k.tile_n - 1) / k.tile_n);
-      const std::string splitk = kind + "-tok" + std::to_string(T) + "-splitk";
-      bool have_splitk = false;
-      for (const Candidate& o : kernels) have_splitk |= !o.probe && o.label == splitk && o.tile_m == T;
-      const bool want_splitk = tiles >= 8.0 * sms || (split_k_plan(tiles, sms) && have_splitk);
-      if (k.label != (want_splitk ? splitk : kind + "-tok" + std::to_string(T) + "-sk")) continue;
-      const unsigned padded = (M + T - 1) / T * T;
-      if (kNarrowTokenFactor * padded < pick_padded) {
-        cost = (kind == "gemm" ? 1.06 : 1.09) * kNarrowTokenFactor * tiles / sms * T / 2.0;
-        return &k;
-      }
+  for (const unsigned T : {136u, 152u, 168u, 200u, 216u}) {
+    double tiles = 0;
+    const Candidate* k = pick->tile_m == T + 8 ? planned(T, tiles) : nullptr;
+    if (k && kNarrowTokenFactor * ((M + T - 1) / T * T) < pick_padded) {
+      cost = (kind == "gemm" ? 1.06 : 1.09) * kNarrowTokenFactor * tiles / sms * T / 2.0;
+      return k;
     }
+  }
   return pick;
 }
 

@@ -51,23 +51,29 @@ def token_tile(ks, kind: str, M: int, sms: int):
     160 / 176 / 208 / 224) where NARROW_TOKEN_FACTOR x its padded tokens is below the pick's, with its cost times that factor."""
     if kind not in ("gemm", "fused") or M <= 64:
         return None
-    pick, pick_padded, cost = None, 0, 0.0
-    for T in (144, 160, 176, 208, 224):
-        for name in ("%s_tok%d_sk" % (kind, T), "%s_tok%d_splitk" % (kind, T)):
+
+    def planned(T):
+        """The kind's T-token link its plan takes and its tiles: split-k from 8 rounds of tiles, and below
+        where its split tiles have SHARES_PIECES pieces or more (they sum the partials in shares; session
+        28) and at most SHARES_PIECES_MAX (session 29: 33 pieces at one token tile were slower), when the
+        split-k link is there; else stream-k. (None, 0) where that link is absent."""
+        splitk = "%s_tok%d_splitk" % (kind, T)
+        have_splitk = splitk in ks and ks[splitk].fact("tile_m") == T
+        for name in ("%s_tok%d_sk" % (kind, T), splitk):
             if name not in ks or ks[name].fact("tile_m") != T:
                 continue
             tiles = math.ceil(M / T) * math.ceil(INTER / ks[name].fact("tile_n"))
-            # session 28: split-k also below 8 rounds where its split tiles have SHARES_PIECES pieces or
-            # more (they sum the partials in shares), when the split-k link is there
-            splitk = "%s_tok%d_splitk" % (kind, T)
-            # session 29: and at most SHARES_PIECES_MAX (33 pieces at one token tile were slower)
-            have_splitk = splitk in ks and ks[splitk].fact("tile_m") == T
             want_splitk = tiles >= 8 * sms or (split_k_plan(tiles, sms) and have_splitk)
-            if name != "%s_tok%d_%s" % (kind, T, "splitk" if want_splitk else "sk"):
-                continue
-            padded = math.ceil(M / T) * T
-            if pick is None or padded < pick_padded:
-                pick, pick_padded, cost = name, padded, (1.06 if kind == "gemm" or M > 1024 else 1.09) * tiles / sms * T / 2.0
+            if name == "%s_tok%d_%s" % (kind, T, "splitk" if want_splitk else "sk"):
+                return name, tiles
+        return None, 0
+
+    pick, pick_padded, cost = None, 0, 0.0
+    for T in (144, 160, 176, 208, 224):
+        name, tiles = planned(T)
+        padded = math.ceil(M / T) * T
+        if name is not None and (pick is None or padded < pick_padded):
+            pick, pick_padded, cost = name, padded, (1.06 if kind == "gemm" or M > 1024 else 1.09) * tiles / sms * T / 2.0
     # session 29 (the C++ rule, where it is explained): the 256-column 144-token tile where its own
     # split-k plan applies (session 30: the fused kernel's too, fused_tok144w_splitk)
     w = "%s_tok144w_splitk" % kind
@@ -80,18 +86,9 @@ def token_tile(ks, kind: str, M: int, sms: int):
     if pick is None or M > 1024:
         return None if pick is None else (pick, cost)
     for T in (136, 152, 168, 200, 216):
-        for name in ("%s_tok%d_sk" % (kind, T), "%s_tok%d_splitk" % (kind, T)):
-            if name not in ks or ks[name].fact("tile_m") != T or ks[pick].fact("tile_m") != T + 8:
-                continue
-            tiles = math.ceil(M / T) * math.ceil(INTER / ks[name].fact("tile_n"))
-            splitk = "%s_tok%d_splitk" % (kind, T)
-            have_splitk = splitk in ks and ks[splitk].fact("tile_m") == T
-            want_splitk = tiles >= 8 * sms or (split_k_plan(tiles, sms) and have_splitk)
-            if name != "%s_tok%d_%s" % (kind, T, "splitk" if want_splitk else "sk"):
-                continue
-            padded = math.ceil(M / T) * T
-            if NARROW_TOKEN_FACTOR * padded < pick_padded:
-                return (name, (1.06 if kind == "gemm" else 1.09) * NARROW_TOKEN_FACTOR * tiles / sms * T / 2.0)
+        name, tiles = planned(T) if ks[pick].fact("tile_m") == T + 8 else (None, 0)
+        if name is not None and NARROW_TOKEN_FACTOR * math.ceil(M / T) * T < pick_padded:
+            return (name, (1.06 if kind == "gemm" else 1.09) * NARROW_TOKEN_FACTOR * tiles / sms * T / 2.0)
     return (pick, cost)
 
 
