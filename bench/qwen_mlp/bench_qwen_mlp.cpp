@@ -117,6 +117,7 @@ struct TestKernel {
   bool probe = false; // --probe: timed and checked beside the others, never selected
   bool pad_x = false;  // --probe-padded-x: x_map spans ceil(M / tile_m) * tile_m rows (zeros past M), so no
                        // X box reaches past the map: TMA never fills rows out of bounds (an experiment)
+  unsigned grid_override = 0;  // --probe-grid: launched on this many blocks instead of the runtime's persistent grid
   bool packed_w = false;  // its loader reads W packed by the link's gu_pack_w (param w_packed)
   std::unique_ptr<DeviceBuffer> w_packed;  // that packing of W, made once (not timed)
 };
@@ -204,6 +205,7 @@ void configure_kernel(TestKernel& k, unsigned M, CUdeviceptr X, CUdeviceptr W, C
   // (247 tiles: 124 blocks, not 132); for split-k the resident blocks.
   (void)sms;
   must(k.mod.persistent_grid(k.grid), k.label);
+  if (k.grid_override) k.grid = k.grid_override;  // --probe-grid (Module::launch refuses a split link's grid past its resident blocks)
 }
 
 // ---- results -----------------------------------------------------------------------------------
@@ -579,7 +581,8 @@ constexpr int kNumVariants = sizeof(kVariants) / sizeof(kVariants[0]);
 constexpr char kUsage[] =
     "usage: bench_qwen_mlp [--VARIANT CUBIN MAP]... [--M 16,128,1024,2048,4096,8192] [--rounds 20] [--algos 32]\n"
     "                      [--json PATH] [--md PATH] [--swiglu-cubin PATH] [--util-cubin PATH] [--profile]\n"
-    "                      [--probe LABEL CUBIN MAP]... [--probe-padded-x LABEL CUBIN MAP]... [--sustain-ms MS] [--region-ms MS]\n"
+    "                      [--probe LABEL CUBIN MAP]... [--probe-padded-x LABEL CUBIN MAP]...\n"
+    "                      [--probe-grid LABEL CUBIN MAP GRID]... [--sustain-ms MS] [--region-ms MS]\n"
     "  VARIANT: fused, fused-medium, fused-narrow, fused-small, fused-sw, gemm, gemm-medium, gemm-narrow, gemm-small,\n"
     "           gemm-sw, each also with -control; fused-sw-splitk, gemm-sw-splitk (--tile-schedule split-k);\n"
     "           fused-pp-g8 (the ping-pong main loop, grouped:8; selected at M >= 4096 in sessions 12-16) and its -control;\n"
@@ -598,6 +601,8 @@ constexpr char kUsage[] =
     "           (its maps' boxes are its link's: every x_map, w_map and out_map names its tensor in its contract)\n"
     "  --probe-padded-x: a probe whose x_map spans ceil(M / tile_m) * tile_m rows of X (zero rows past M), so its\n"
     "           TMA loads never reach past the map (no out-of-bounds fill); its output rows past M are clipped as usual\n"
+    "  --probe-grid: a probe launched on GRID blocks instead of the runtime's persistent grid (a split-schedule\n"
+    "           link's GRID at most its resident blocks); the stream-k / split-k plans follow the grid\n"
     "  --sustain-ms: before each timed region the contender runs back to back, untimed, for about MS ms, so the\n"
     "           region sees the clock its own power draw sustains (without it: the clock the round's mix left)\n"
     "  --region-ms: runs per timed region so that it lasts about MS ms (at most 64; default: one run)\n"
@@ -636,7 +641,7 @@ int main(int argc, char** argv) {
       for (const auto& other : kernels)
         if (other->label == k->label) die(a + " given twice");
       kernels.push_back(std::move(k));
-    } else if (a == "--probe" || a == "--probe-padded-x") {
+    } else if (a == "--probe" || a == "--probe-padded-x" || a == "--probe-grid") {
       auto k = std::make_unique<TestKernel>();
       k->label = next();
       k->probe = true;
@@ -645,6 +650,10 @@ int main(int argc, char** argv) {
       if (!k->fused && k->label.rfind("gemm", 0) != 0) die(a + " " + k->label + ": the label must start with fused or gemm");
       k->cubin = next();
       k->map = next();
+      if (a == "--probe-grid") {
+        k->grid_override = parse_list(next(), "--probe-grid")[0];
+        if (k->grid_override == 0) die(a + " " + k->label + ": the grid must be at least 1 block");
+      }
       for (const auto& other : kernels)
         if (other->label == k->label) die(a + " " + k->label + " given twice");
       kernels.push_back(std::move(k));
