@@ -575,7 +575,9 @@ constexpr const char* kVariants[] = {"fused", "fused-control", "fused-medium", "
                                      "gemm-tok200-sk-control", "gemm-tok200-splitk", "gemm-tok200-splitk-control",
                                      "fused-tok200-sk", "fused-tok200-sk-control", "fused-tok200-splitk",
                                      "fused-tok200-splitk-control", "gemm-tok216-sk", "gemm-tok216-sk-control",
-                                     "fused-tok216-sk", "fused-tok216-sk-control"};
+                                     "fused-tok216-sk", "fused-tok216-sk-control",
+                                     // session 32: the 136- / 152-token tiles with a 5-stage ring
+                                     "gemm-tok136-sk5", "gemm-tok136-sk5-control", "gemm-tok136-splitk5", "gemm-tok136-splitk5-control", "gemm-tok152-sk5", "gemm-tok152-sk5-control", "gemm-tok152-splitk5", "gemm-tok152-splitk5-control", "fused-tok136-sk5", "fused-tok136-sk5-control", "fused-tok136-splitk5", "fused-tok136-splitk5-control", "fused-tok152-sk5", "fused-tok152-sk5-control", "fused-tok152-splitk5", "fused-tok152-splitk5-control"};
 constexpr int kNumVariants = sizeof(kVariants) / sizeof(kVariants[0]);
 
 constexpr char kUsage[] =

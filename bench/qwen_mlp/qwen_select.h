@@ -239,6 +239,18 @@ constexpr double kWideFactor = 1.03, kWideMaxXBytes = 32.0 * 1024 * 1024, kWideG
 // 200 / 216 tokens in place of 176 / 208 / 224 (216 stream-k only, 3 stages, as 224): both kinds at 161-168,
 // 177-200, 209-216, 321-336, 385-400, 641-672, the GEMM also at 577-600.
 constexpr double kNarrowTokenFactor = 1.035;
+// Session 32, fixed before the run that confirms it (results/s32/c1), from the probe in results/s32/p2:
+// the 136- / 152-token links with a 5-stage ring (loader/contract_tok_sk5.toml; 4 stages beside the acc
+// panels before) / the same tile with 4 stages, at one token tile (stream-k) and two (split-k): GEMM
+// 0.975 / 0.969 / 0.995 / 0.977 at 131 / 136 / 147 / 152, 0.983 / 0.977 / 0.992 / 0.984 at 264 / 272 / 296
+// / 304 (medians of the paired per-round ratios, all faster); fused 1.009 (noise) at 131, 0.991 / 0.978 /
+// 0.964 (faster) at 136 / 147 / 152, 0.971 / 0.972 at 264 / 272, 1.009 (slower) at 296, 1.000 (noise) at
+// 304. There W is half of each stage and is streamed from DRAM for one or two token tiles, so a fifth
+// stage holds 25% more of it in flight. (The 144-token tile with 5 stages: GEMM level at 140 / 288, fused
+// 0.980 / 1.001; session 25 measured 5 stages on the 144- / 160-token tiles at 288-720: mixed.) So the
+// narrow pick at T = 136 / 152 takes its 5-stage link where M <= 2 T: both kinds at 129-136, 145-152,
+// 257-272 and 289-304 (the fused kernel too at 289-304, against 296's 1.009: one rule for the class).
+constexpr unsigned kFiveStageTokens = 2;  // token tiles
 inline bool split_k_plan(double tiles, unsigned sms) {
   const unsigned last = unsigned(tiles) % sms;
   return tiles >= 8.0 * sms || (last > 0 && sms / last >= kSharesPieces && sms / last <= kSharesPiecesMax);
@@ -286,6 +298,11 @@ inline const Candidate* token_tile(const std::string& kind, unsigned M, unsigned
     const Candidate* k = pick->tile_m == T + 8 ? planned(T, tiles) : nullptr;
     if (k && kNarrowTokenFactor * ((M + T - 1) / T * T) < pick_padded) {
       cost = (kind == "gemm" ? 1.06 : 1.09) * kNarrowTokenFactor * tiles / sms * T / 2.0;
+      // session 32: at one or two token tiles the 136- / 152-token links with a 5-stage ring (the
+      // same tile and plan; kFiveStageTokens)
+      if ((T == 136 || T == 152) && M <= kFiveStageTokens * T)
+        for (const Candidate& f : kernels)
+          if (!f.probe && f.tile_m == T && f.label == k->label + "5") return &f;
       return k;
     }
   }

@@ -15,6 +15,7 @@ TOKEN_MAX_X_BYTES = 25 * 1024 * 1024  # session 29: above M = 1024 the token til
 WIDE_FACTOR, WIDE_MAX_X_BYTES = 1.03, 32 * 1024 * 1024  # session 30: the 256-column 144-token tile above M = 1024
 WIDE_G8_FACTOR = 1.05  # session 30: the same tile in bands of 8 token tiles (_g8) above 32 MiB of X
 NARROW_TOKEN_FACTOR = 1.035  # session 31: a token tile against the one 8 tokens wider (136 / 144, ..., 216 / 224)
+FIVE_STAGE_TOKENS = 2  # session 32: the 136- / 152-token tiles' 5-stage links at up to two token tiles
 
 VARIANTS = ["fused", "fused_medium", "fused_narrow", "fused_small", "gemm", "gemm_medium", "gemm_narrow", "gemm_small"]
 # The other kernels the benches load where present; select() below names the ones it may take (e.g.
@@ -30,7 +31,9 @@ EXTRA = ["gemm_sw", "fused_sw", "gemm_cluster_sw", "fused_cluster_sw", "gemm_sw_
          "fused_tok208_splitk", "gemm_tok224_sk", "fused_tok224_sk", "gemm_tok144w_sk", "gemm_tok144w_splitk", "fused_tok144w_splitk",
          "gemm_tok144w_splitk_g8", "fused_tok144w_splitk_g8", "gemm_tok136_sk", "gemm_tok136_splitk", "gemm_tok152_sk",
          "gemm_tok152_splitk", "fused_tok136_sk", "fused_tok136_splitk", "fused_tok152_sk", "fused_tok152_splitk",
-         "gemm_tok168_sk", "gemm_tok168_splitk", "fused_tok168_sk", "fused_tok168_splitk", "gemm_tok200_sk", "gemm_tok200_splitk", "fused_tok200_sk", "fused_tok200_splitk", "gemm_tok216_sk", "fused_tok216_sk"]
+         "gemm_tok168_sk", "gemm_tok168_splitk", "fused_tok168_sk", "fused_tok168_splitk", "gemm_tok200_sk", "gemm_tok200_splitk", "fused_tok200_sk", "fused_tok200_splitk", "gemm_tok216_sk", "fused_tok216_sk",
+         "gemm_tok136_sk5", "gemm_tok136_splitk5", "gemm_tok152_sk5", "gemm_tok152_splitk5", "fused_tok136_sk5",
+         "fused_tok136_splitk5", "fused_tok152_sk5", "fused_tok152_splitk5"]
 
 
 def split_k_plan(tiles, sms: int) -> bool:
@@ -88,7 +91,12 @@ def token_tile(ks, kind: str, M: int, sms: int):
     for T in (136, 152, 168, 200, 216):
         name, tiles = planned(T) if ks[pick].fact("tile_m") == T + 8 else (None, 0)
         if name is not None and NARROW_TOKEN_FACTOR * math.ceil(M / T) * T < pick_padded:
-            return (name, (1.06 if kind == "gemm" else 1.09) * NARROW_TOKEN_FACTOR * tiles / sms * T / 2.0)
+            cost = (1.06 if kind == "gemm" else 1.09) * NARROW_TOKEN_FACTOR * tiles / sms * T / 2.0
+            # session 32 (the C++ rule, where it is explained): at one or two token tiles the 136- /
+            # 152-token links with a 5-stage ring
+            if T in (136, 152) and M <= FIVE_STAGE_TOKENS * T and name + "5" in ks and ks[name + "5"].fact("tile_m") == T:
+                return (name + "5", cost)
+            return (name, cost)
     return (pick, cost)
 
 

@@ -64,7 +64,11 @@ for k in fused fused_control fused_medium fused_medium_control fused_narrow fuse
          fused_tok168_sk fused_tok168_sk_control fused_tok168_splitk fused_tok168_splitk_control \
          gemm_tok200_sk gemm_tok200_sk_control gemm_tok200_splitk gemm_tok200_splitk_control \
          fused_tok200_sk fused_tok200_sk_control fused_tok200_splitk fused_tok200_splitk_control \
-         gemm_tok216_sk gemm_tok216_sk_control fused_tok216_sk fused_tok216_sk_control; do
+         gemm_tok216_sk gemm_tok216_sk_control fused_tok216_sk fused_tok216_sk_control \
+         gemm_tok136_sk5 gemm_tok136_sk5_control gemm_tok136_splitk5 gemm_tok136_splitk5_control \
+         gemm_tok152_sk5 gemm_tok152_sk5_control gemm_tok152_splitk5 gemm_tok152_splitk5_control \
+         fused_tok136_sk5 fused_tok136_sk5_control fused_tok136_splitk5 fused_tok136_splitk5_control \
+         fused_tok152_sk5 fused_tok152_sk5_control fused_tok152_splitk5 fused_tok152_splitk5_control; do
   add "--${k//_/-}" "$k"
 done
 # Timed and checked beside the others, never selected (--probe): the ping-pong GEMM (session 12),

@@ -24,7 +24,9 @@ for k in fused_small16 gemm_small16 fused_medium_swf gemm_medium_s4 gemm_n112 ge
          fused_tok144w_splitk_g8 gemm_tok136_sk gemm_tok136_splitk gemm_tok152_sk gemm_tok152_splitk \
          fused_tok136_sk fused_tok136_splitk fused_tok152_sk fused_tok152_splitk \
          gemm_tok168_sk gemm_tok168_splitk fused_tok168_sk fused_tok168_splitk gemm_tok200_sk \
-         gemm_tok200_splitk fused_tok200_sk fused_tok200_splitk gemm_tok216_sk fused_tok216_sk; do
+         gemm_tok200_splitk fused_tok200_sk fused_tok200_splitk gemm_tok216_sk fused_tok216_sk \
+         gemm_tok136_sk5 gemm_tok136_splitk5 gemm_tok152_sk5 gemm_tok152_splitk5 fused_tok136_sk5 fused_tok136_splitk5 \
+         fused_tok152_sk5 fused_tok152_splitk5; do
   if [ ! -f "$K/$k.cubin" ] || [ ! -f "$K/$k.map" ]; then
     echo "run_sustained.sh: FAIL: $K/$k.cubin or .map does not exist (build the examples first)"
     exit 2

@@ -44,6 +44,10 @@ TILES = {
     "fused_tok200_splitk": (200, 64),
     "gemm_tok216_sk": (216, 64),
     "fused_tok216_sk": (216, 64),
+    # session 32: the 136- / 152-token tiles with a 5-stage ring (the same tiles)
+    "gemm_tok136_sk5": (136, 64), "gemm_tok136_splitk5": (136, 64), "gemm_tok152_sk5": (152, 64),
+    "gemm_tok152_splitk5": (152, 64), "fused_tok136_sk5": (136, 64), "fused_tok136_splitk5": (136, 64),
+    "fused_tok152_sk5": (152, 64), "fused_tok152_splitk5": (152, 64),
 }
 TOK = [n for n in TILES if "_tok" in n]
 SUSTAINED = ["fused_small16", "gemm_small16", "fused_medium_swf", "gemm_medium_s4", "gemm_n112", "gemm_n120",
@@ -120,6 +124,16 @@ class Agree(unittest.TestCase):
     def test_without_the_token_tiles(self):
         self.check_set([n for n in SUSTAINED if n not in TOK])
 
+    def test_five_stage_links(self):
+        # session 32: the 136- / 152-token picks take their 5-stage links at one or two token tiles
+        # (129-136, 145-152, 257-272, 289-304), both kinds, and nowhere else; without those links the
+        # picks are the 4-stage ones
+        got, without = py(SUSTAINED), py([n for n in SUSTAINED if not n.endswith("5")])
+        self.check_set([n for n in SUSTAINED if not n.endswith("5")])
+        for (kind, M), name in sorted(got.items()):
+            five = any(lo <= M <= hi for lo, hi in ((129, 136), (145, 152), (257, 272), (289, 304)))
+            self.assertEqual(name, without[(kind, M)] + "5" if five else without[(kind, M)], f"{kind} at M = {M}")
+
     def test_token_tiles(self):
         # bench/NOTES.md, sessions 22-23 and 25: at 256 < M <= 1024 each kind takes its token tile where
         # f * tiles / SMs * T / 2 is below the 128-row rule's cost, f = 1.06 for the GEMM (session 23,
@@ -132,7 +146,7 @@ class Agree(unittest.TestCase):
         # session 31: the 136- / 152- / 168- / 200-token tiles in place of the tile 8 tokens wider where they
         # pad 3.5% fewer tokens (257-272, 289-304, 321-336, 385-400, 641-672), and by their cost against the
         # 128-row tiles (449-456, 897-912)
-        fused_want = [((257, 272), "tok136_splitk"), ((273, 288), "tok144_splitk"), ((289, 304), "tok152_splitk"),
+        fused_want = [((257, 272), "tok136_splitk5"), ((273, 288), "tok144_splitk"), ((289, 304), "tok152_splitk5"),
                       ((305, 320), "tok160_splitk"), ((321, 336), "tok168_splitk"),
                       ((337, 352), "tok176_splitk"),
                       ((353, 384), "n120"), ((385, 400), "tok200_splitk"), ((401, 416), "tok208_splitk"), ((417, 432), "tok144_splitk"),
@@ -144,7 +158,7 @@ class Agree(unittest.TestCase):
         # 449-456, 897-912, both kinds); session 29: where the GEMM takes
         # tok144-splitk and the 256-column 144-token tile's own plan is split-k (4 or 6 token tiles here:
         # 800 / 1200 of its tiles), tok144w-splitk
-        gemm_want = [((257, 272), "tok136_splitk"), ((273, 288), "tok144_splitk"), ((289, 304), "tok152_splitk"),
+        gemm_want = [((257, 272), "tok136_splitk5"), ((273, 288), "tok144_splitk"), ((289, 304), "tok152_splitk5"),
                      ((305, 320), "tok160_splitk"), ((321, 336), "tok168_splitk"),
                       ((337, 352), "tok176_splitk"),
                      ((353, 384), "n120"), ((385, 400), "tok200_splitk"), ((401, 416), "tok208_splitk"), ((417, 432), "tok144_splitk"),
@@ -168,8 +182,8 @@ class Agree(unittest.TestCase):
         for kind in ("gemm", "fused"):
             for (lo, hi), T in (((129, 136), 136), ((137, 144), 144), ((145, 152), 152), ((153, 160), 160), ((161, 168), 168),
                                 ((169, 176), 176), ((177, 200), 200), ((201, 208), 208), ((209, 216), 216), ((217, 224), 224)):
-                for M in range(lo, hi + 1):
-                    self.assertEqual(got[(kind, M)], "%s_tok%d_sk" % (kind, T), f"{kind} at M = {M}")
+                for M in range(lo, hi + 1):  # (session 32: 136 / 152 tokens with 5 stages)
+                    self.assertEqual(got[(kind, M)], "%s_tok%d_sk%s" % (kind, T, "5" if T in (136, 152) else ""), f"{kind} at M = {M}")
             for M in list(range(65, 129)) + list(range(225, 257)):
                 self.assertEqual(got[(kind, M)], base[(kind, M)], f"{kind} at M = {M}")
         # Session 29: above 1024 against the split-k panel kernel, factor 1.06 for both kinds, and only
